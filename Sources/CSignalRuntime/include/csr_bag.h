@@ -1,0 +1,125 @@
+//===----------------------------------------------------------------------===//
+// csr_bag: the lock-free subscriber bag.
+//
+// * Insert returns a key (64-bit, increasing, never reused, never 0) in O(1)
+//   amortised; remove by key is O(1) expected; both take a short writer
+//   spinlock that readers never take.
+// * Reading (delivery) never blocks writers and is never blocked by them: a
+//   reader pins the current entry array, walks it in insertion order and
+//   skips entries removed meanwhile. Entries inserted after the read began
+//   are not seen (snapshot semantics).
+// * Memory reclamation: removed items and replaced arrays are not released
+//   while a reader that might still see them is inside. The bag tracks its
+//   readers in two epoch counters (a sleepable-RCU scheme scoped to one
+//   bag): anything retired in epoch e is safe once the epoch has advanced
+//   twice, and the epoch only advances past e - 1 when no reader of e - 1 is
+//   left. With no reader inside, a removed item is reclaimable at once. A
+//   reader that stays inside forever delays only this bag's reclamation.
+// * Items are retained object pointers (+1 in `csr_bag_insert`). The bag
+//   never releases them itself (C does not call into Swift): once safe, they
+//   come back through `csr_bag_reclaim` and the caller releases them.
+//
+// Entry arrays grow by doubling and are compacted when removed entries
+// outnumber live ones, so memory and a full walk stay proportional to the
+// live count, and insertion order is preserved.
+//===----------------------------------------------------------------------===//
+#ifndef CSR_BAG_H
+#define CSR_BAG_H
+
+#include "csr_config.h"
+
+CSR_ASSUME_NONNULL_BEGIN
+
+typedef struct csr_bag csr_bag;
+
+/// A reader's pin on one entry array. Treat the fields as private.
+typedef struct csr_bag_read {
+    const void *CSR_NULLABLE array;
+    size_t count;
+    uintptr_t ticket;
+} csr_bag_read;
+
+/// Allocates an empty, open bag.
+/// Ordering: none (publish the pointer with a happens-before).
+/// Ownership: the caller owns the bag and frees it with `csr_bag_destroy`.
+/// Thread safety: any thread. Returns NULL only if memory is exhausted.
+csr_bag *CSR_NULLABLE csr_bag_create(void);
+
+/// Frees the bag. It must be empty of items (remove them, then drain
+/// `csr_bag_reclaim`), and no reader may be inside.
+/// Ordering: none. Ownership: frees every array the bag still holds.
+/// Thread safety: the owner only, once.
+void csr_bag_destroy(csr_bag *bag);
+
+/// Appends `item` (+1, owned by the bag from now on) and returns its key, or 0
+/// if the bag was closed or memory is exhausted (the caller keeps `item`).
+/// Ordering: writer spinlock; the entry is published with a release store
+/// before the count that makes it visible.
+/// Thread safety: any thread, concurrently with everything.
+CSR_WARN_UNUSED uint64_t csr_bag_insert(csr_bag *bag, void *item);
+
+/// Removes the entry with `key`. Returns true if it was present: the item is
+/// retired and comes back through `csr_bag_reclaim` once no reader can see it.
+/// Unknown or already removed keys return false.
+/// Ordering: writer spinlock; the entry is cleared with a full barrier before
+/// reader counters are inspected. Thread safety: any thread, concurrently,
+/// also from inside a reader on the same thread.
+bool csr_bag_remove(csr_bag *bag, uint64_t key);
+
+/// Removes every entry (each is retired as by `csr_bag_remove`). Returns how
+/// many were removed.
+/// Ordering, thread safety: as `csr_bag_remove`.
+size_t csr_bag_remove_all(csr_bag *bag);
+
+/// Closes the bag: later inserts return 0. Existing entries stay. Returns
+/// whether this call closed it.
+/// Ordering: writer spinlock. Thread safety: any thread.
+bool csr_bag_close(csr_bag *bag);
+
+/// Whether the bag was closed.
+/// Ordering: acquire. Thread safety: any thread.
+bool csr_bag_is_closed(const csr_bag *bag);
+
+/// Live entries right now (racy by nature when writers run concurrently).
+/// Ordering: acquire. Thread safety: any thread.
+size_t csr_bag_count(const csr_bag *bag);
+
+/// Begins a read: pins the current array. Every `csr_bag_read_begin` must be
+/// paired with one `csr_bag_read_end` on the same thread.
+/// Ordering: a full fetch-and-add on the epoch's reader counter, then
+/// acquire loads of the epoch, the array and its count.
+/// Ownership: the array and every item still in it stay alive until
+/// `csr_bag_read_end`. Thread safety: any thread, concurrently, reentrantly.
+csr_bag_read csr_bag_read_begin(csr_bag *bag);
+
+/// Copies up to `capacity` live items at positions `*position` ..< count of
+/// the pinned array into `out` (unretained: valid until `csr_bag_read_end`)
+/// and advances `*position`. Returns the number copied; 0 means the walk is
+/// done.
+/// Ordering: acquire load per entry. Ownership: none transferred.
+/// Thread safety: the reading thread.
+size_t csr_bag_read_next(const csr_bag_read *read, size_t *position, void *CSR_NULLABLE *CSR_NULLABLE out,
+                         size_t capacity);
+
+/// Ends a read. Returns true when retired items may now be reclaimable (call
+/// `csr_bag_reclaim`).
+/// Ordering: a full fetch-and-sub on the reader counter.
+/// Thread safety: the thread that began the read.
+CSR_WARN_UNUSED bool csr_bag_read_end(csr_bag *bag, const csr_bag_read *read);
+
+/// Advances the epochs as far as readers allow and hands back up to
+/// `capacity` retired items that no reader can see any more (+1 each: the
+/// caller releases them). Returns the number handed back; call again until it
+/// returns less than `capacity`. Retired arrays are freed here by C.
+/// Ordering: takes the writer spinlock (only if anything is pending), then
+/// the same barriers as `csr_bag_remove`.
+/// Thread safety: any thread, outside a read on this bag or inside one.
+size_t csr_bag_reclaim(csr_bag *bag, void *CSR_NULLABLE *CSR_NULLABLE out, size_t capacity);
+
+/// Retired items not yet handed back (racy by nature).
+/// Ordering: acquire. Thread safety: any thread.
+size_t csr_bag_pending(const csr_bag *bag);
+
+CSR_ASSUME_NONNULL_END
+
+#endif

@@ -1,0 +1,20 @@
+#ifndef CSR_CONFIG_H
+#define CSR_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if __has_feature(nullability)
+#define CSR_ASSUME_NONNULL_BEGIN _Pragma("clang assume_nonnull begin")
+#define CSR_ASSUME_NONNULL_END _Pragma("clang assume_nonnull end")
+#define CSR_NULLABLE _Nullable
+#else
+#define CSR_ASSUME_NONNULL_BEGIN
+#define CSR_ASSUME_NONNULL_END
+#define CSR_NULLABLE
+#endif
+
+#define CSR_WARN_UNUSED __attribute__((warn_unused_result))
+
+#endif

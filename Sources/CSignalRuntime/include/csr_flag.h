@@ -1,0 +1,146 @@
+//===----------------------------------------------------------------------===//
+// csr_flag: the spinlock-protected terminated flag of one subscription.
+//
+// A flag carries three things:
+//
+// * the terminal transition: one test-and-set of the TERMINATED bit
+//   (`csr_flag_terminate`). Exactly one caller ever wins it;
+// * a small spinlock (`csr_flag_lock`) for the few fields that move at
+//   termination (SignalKit keeps its keep-alive list behind it). It spins a
+//   bounded number of times, then yields the CPU: on a 2-core machine the
+//   holder is often preempted, and spinning on would only burn its time slice;
+// * a reader guard over one "guarded resource" (in SignalKit: the object that
+//   holds the user's callbacks). A delivery enters the guard before it touches
+//   the resource and leaves it afterwards; the resource may be released only
+//   by the one caller that `csr_flag_exit`/`csr_flag_claim_release` answers
+//   `true` to, and never while a reader is inside. Entering costs one full
+//   compare-and-swap on a line the delivering thread usually owns; leaving is
+//   a release store. That is what keeps the per-event path free of locks and
+//   reference counting while termination on another thread stays safe.
+//
+// Lifetime of a release claim: after TERMINATED is set, the release is
+// claimed by whichever comes last of the terminator and the readers that
+// were inside. A reader that leaves at the very moment another thread
+// terminates can miss the claim (a store-to-load race that only a second
+// fence would close); the resource is then released by the owner's final
+// `csr_flag_claim_release_unguarded`, which runs when no reader can exist
+// (SignalKit: the subscription's deinitialisation). A claim is never granted
+// twice and never while a reader is inside.
+//===----------------------------------------------------------------------===//
+#ifndef CSR_FLAG_H
+#define CSR_FLAG_H
+
+#include "csr_config.h"
+
+CSR_ASSUME_NONNULL_BEGIN
+
+typedef struct csr_flag csr_flag;
+
+/// State bits returned by `csr_flag_load` and `csr_flag_set_bits`.
+/// The terminal transition happened.
+#define CSR_FLAG_TERMINATED 0x1u
+/// The guarded resource's release was claimed (it is gone or going).
+#define CSR_FLAG_RELEASED 0x2u
+/// Free for the owner's own markers (SignalKit: "handle disposed",
+/// "keep-alive list not empty").
+#define CSR_FLAG_USER0 0x100u
+#define CSR_FLAG_USER1 0x200u
+#define CSR_FLAG_USER2 0x400u
+
+/// Results of `csr_flag_enter`.
+/// Terminated: do not touch the resource; nothing is owed.
+#define CSR_ENTER_TERMINATED 0
+/// Entered on the fast path; pass the ticket to `csr_flag_exit`.
+#define CSR_ENTER_FAST 1
+/// Entered on the slow path (another reader was inside: a reentrant or a
+/// concurrent delivery); pass the ticket to `csr_flag_exit`.
+#define CSR_ENTER_SLOW 2
+/// Terminated while entering, and this caller now owns the release: do not
+/// touch the resource's callbacks, release the resource.
+#define CSR_ENTER_TERMINATED_RELEASE 3
+
+/// Bytes of storage a flag needs: a compile-time constant so that Swift can
+/// lay out tail storage without a call (checked against the real struct by a
+/// static assertion in csr_flag.c). Align the storage to 8.
+#define CSR_FLAG_SIZE 32
+
+/// Bytes of storage a flag needs (== CSR_FLAG_SIZE).
+/// Ordering: none. Ownership: none. Thread safety: any thread.
+size_t csr_flag_size(void);
+
+/// Initialises a flag in caller-provided storage: not terminated, unlocked,
+/// no readers.
+/// Ordering: plain stores; publish the storage to other threads with the
+/// usual happens-before (SignalKit does so by publishing the owning object).
+/// Ownership: the caller owns the storage; a flag owns no memory and needs no
+/// teardown. Thread safety: only before the flag is shared.
+void csr_flag_init(csr_flag *flag);
+
+/// All state bits.
+/// Ordering: acquire. Ownership: none. Thread safety: any thread.
+uintptr_t csr_flag_load(const csr_flag *flag);
+
+/// Whether the terminal transition happened.
+/// Ordering: acquire (pairs with the full barrier of `csr_flag_terminate`).
+/// Ownership: none. Thread safety: any thread.
+bool csr_flag_is_terminated(const csr_flag *flag);
+
+/// The terminal transition: test-and-set of TERMINATED. Returns `true` to the
+/// one caller that performed it.
+/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+CSR_WARN_UNUSED bool csr_flag_terminate(csr_flag *flag);
+
+/// Atomically ORs `bits` into the state and returns the previous bits.
+/// Use it for CSR_FLAG_USER* markers; setting TERMINATED or RELEASED this way
+/// bypasses the guard's bookkeeping.
+/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+uintptr_t csr_flag_set_bits(csr_flag *flag, uintptr_t bits);
+
+/// Atomically clears `bits` and returns the previous bits.
+/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+uintptr_t csr_flag_clear_bits(csr_flag *flag, uintptr_t bits);
+
+/// Acquires the flag's spinlock: a bounded spin (with a CPU pause), then
+/// `sched_yield()` between attempts. Not recursive.
+/// Ordering: acquire. Ownership: none. Thread safety: any thread; the holder
+/// must not call code that may take the same lock (no user code under it).
+void csr_flag_lock(csr_flag *flag);
+
+/// Releases the spinlock.
+/// Ordering: release. Ownership: none. Thread safety: the holder only.
+void csr_flag_unlock(csr_flag *flag);
+
+/// Enters the reader guard. Returns one of the CSR_ENTER_* values.
+/// Ordering: full (one compare-and-swap, or one fetch-and-add on the slow
+/// path), then an acquire load of the state.
+/// Ownership: while entered, the guarded resource stays alive.
+/// Thread safety: any thread, concurrently, reentrantly.
+CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
+
+/// Leaves the reader guard with the ticket `csr_flag_enter` returned (FAST or
+/// SLOW). Returns `true` when the caller must now release the guarded
+/// resource (the flag terminated while it was inside and it was the last
+/// reader).
+/// Ordering: release (fast path) or full (slow path), then an acquire load.
+/// Ownership: a `true` result transfers the release to the caller, once.
+/// Thread safety: the thread that entered.
+CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket);
+
+/// After the terminal transition, by a caller that is not inside the guard:
+/// returns `true` if no reader is inside and the release was not yet claimed
+/// (the caller must release the resource), `false` if a reader will do it or
+/// it was done.
+/// Ordering: full. Ownership: a `true` result transfers the release, once.
+/// Thread safety: any thread, concurrently.
+CSR_WARN_UNUSED bool csr_flag_claim_release(csr_flag *flag);
+
+/// Claims the release regardless of readers. Only for the owner's teardown,
+/// when no reader can exist any more. Returns `true` if the caller must
+/// release the resource.
+/// Ordering: full. Ownership: as `csr_flag_claim_release`.
+/// Thread safety: any thread.
+CSR_WARN_UNUSED bool csr_flag_claim_release_unguarded(csr_flag *flag);
+
+CSR_ASSUME_NONNULL_END
+
+#endif

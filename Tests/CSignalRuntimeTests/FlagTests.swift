@@ -1,0 +1,139 @@
+import CSignalRuntime
+import SignalKitTesting
+import Synchronization
+import Testing
+
+/// A flag in heap storage owned by the test (C never owns flag memory).
+final class FlagStorage: @unchecked Sendable {
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: Int(CSR_FLAG_SIZE), alignment: 8)
+    var flag: OpaquePointer { OpaquePointer(raw) }
+    init() { csr_flag_init(flag) }
+    deinit { raw.deallocate() }
+}
+
+extension CSignalRuntimeSuite {
+    @Suite struct FlagTests {
+        @Test func sizeMatchesTheCompileTimeConstant() {
+            #expect(csr_flag_size() == Int(CSR_FLAG_SIZE))
+            #expect(csr_slot_size() == Int(CSR_SLOT_SIZE))
+        }
+
+        @Test func terminalTransitionHappensOnce() {
+            let storage = FlagStorage()
+            #expect(!csr_flag_is_terminated(storage.flag))
+            #expect(csr_flag_terminate(storage.flag))
+            #expect(csr_flag_is_terminated(storage.flag))
+            #expect(!csr_flag_terminate(storage.flag))
+            #expect(csr_flag_load(storage.flag) & UInt(CSR_FLAG_TERMINATED) != 0)
+        }
+
+        @Test func userBitsAreIndependentOfTermination() {
+            let storage = FlagStorage()
+            #expect(csr_flag_set_bits(storage.flag, UInt(CSR_FLAG_USER0)) == 0)
+            #expect(csr_flag_set_bits(storage.flag, UInt(CSR_FLAG_USER1)) == UInt(CSR_FLAG_USER0))
+            #expect(!csr_flag_is_terminated(storage.flag))
+            #expect(csr_flag_clear_bits(storage.flag, UInt(CSR_FLAG_USER0)) == UInt(CSR_FLAG_USER0 | CSR_FLAG_USER1))
+            #expect(csr_flag_load(storage.flag) == UInt(CSR_FLAG_USER1))
+        }
+
+        @Test func readerGuardDefersTheReleaseToTheLastReader() {
+            let storage = FlagStorage()
+            let outer = csr_flag_enter(storage.flag)
+            #expect(outer == CSR_ENTER_FAST)
+            let inner = csr_flag_enter(storage.flag)
+            #expect(inner == CSR_ENTER_SLOW)
+            #expect(csr_flag_terminate(storage.flag))
+            // Readers are inside: the terminator may not release.
+            #expect(!csr_flag_claim_release(storage.flag))
+            // The inner reader leaves first: the outer one is still inside.
+            #expect(!csr_flag_exit(storage.flag, inner))
+            // The last reader out owns the release, exactly once.
+            #expect(csr_flag_exit(storage.flag, outer))
+            #expect(!csr_flag_claim_release(storage.flag))
+            #expect(!csr_flag_claim_release_unguarded(storage.flag))
+            #expect(csr_flag_enter(storage.flag) == CSR_ENTER_TERMINATED)
+        }
+
+        @Test func terminatorReleasesWhenNoReaderIsInside() {
+            let storage = FlagStorage()
+            let ticket = csr_flag_enter(storage.flag)
+            #expect(!csr_flag_exit(storage.flag, ticket))
+            #expect(!csr_flag_claim_release(storage.flag), "not terminated yet: nothing to release")
+            #expect(csr_flag_terminate(storage.flag))
+            #expect(csr_flag_claim_release(storage.flag))
+            #expect(!csr_flag_claim_release(storage.flag))
+        }
+
+        @Test func unguardedClaimIsGrantedOnce() {
+            let storage = FlagStorage()
+            #expect(csr_flag_terminate(storage.flag))
+            #expect(csr_flag_claim_release_unguarded(storage.flag))
+            #expect(!csr_flag_claim_release_unguarded(storage.flag))
+            #expect(!csr_flag_claim_release(storage.flag))
+        }
+
+        @Test func spinlockExcludes() {
+            let storage = FlagStorage()
+            let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+            counter.initialize(to: 0)
+            defer { counter.deallocate() }
+            let box = UncheckedBox(counter)
+            let perThread = 20_000 * stressScale
+            race(threads: 4) { _ in
+                for _ in 0..<perThread {
+                    csr_flag_lock(storage.flag)
+                    box.value.pointee += 1
+                    csr_flag_unlock(storage.flag)
+                }
+            }
+            #expect(counter.pointee == 4 * perThread)
+        }
+
+        /// Racing terminators and readers: exactly one terminator wins, exactly
+        /// one party is granted the release, never while a reader is inside.
+        @Test func racingReadersAndTerminatorsClaimOnce() {
+            let rounds = 2_000 * stressScale
+            for _ in 0..<rounds {
+                let storage = FlagStorage()
+                let winners = Synchronization.Atomic<Int>(0)
+                let releases = Synchronization.Atomic<Int>(0)
+                let inside = Synchronization.Atomic<Int>(0)
+                race(threads: 3) { index in
+                    if index == 0 {
+                        if csr_flag_terminate(storage.flag) { winners.add(1, ordering: .relaxed) }
+                        if csr_flag_claim_release(storage.flag) {
+                            #expect(inside.load(ordering: .acquiring) == 0)
+                            releases.add(1, ordering: .relaxed)
+                        }
+                    } else {
+                        for _ in 0..<4 {
+                            let ticket = csr_flag_enter(storage.flag)
+                            if ticket == CSR_ENTER_FAST || ticket == CSR_ENTER_SLOW {
+                                inside.add(1, ordering: .acquiringAndReleasing)
+                                inside.subtract(1, ordering: .acquiringAndReleasing)
+                                if csr_flag_exit(storage.flag, ticket) { releases.add(1, ordering: .relaxed) }
+                            } else if ticket == CSR_ENTER_TERMINATED_RELEASE {
+                                releases.add(1, ordering: .relaxed)
+                            }
+                        }
+                    }
+                }
+                #expect(winners.load(ordering: .relaxed) == 1)
+                // A missed claim (reader leaving while the terminator looks) is
+                // left to the owner's teardown, which claims unguarded.
+                if releases.load(ordering: .relaxed) == 0 {
+                    #expect(csr_flag_claim_release_unguarded(storage.flag))
+                } else {
+                    #expect(releases.load(ordering: .relaxed) == 1)
+                    #expect(!csr_flag_claim_release_unguarded(storage.flag))
+                }
+            }
+        }
+    }
+}
+
+/// Moves a pointer into a `@Sendable` closure (tests only).
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

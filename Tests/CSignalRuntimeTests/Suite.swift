@@ -1,0 +1,5 @@
+import Testing
+
+/// All CSignalRuntime tests run one at a time: several of them compare the
+/// runtime's process-wide live counters before and after.
+@Suite(.serialized) enum CSignalRuntimeSuite {}
