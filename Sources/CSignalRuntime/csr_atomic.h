@@ -2,11 +2,11 @@
 // csr_atomic.h (private): the only file that includes <atomic_ops.h>.
 //
 // libatomic_ops routes every operation to the compiler's __atomic builtins on
-// GCC >= 4.8 and Clang >= 3.4 unless AO_DISABLE_GCC_ATOMICS is defined; it
-// then falls back to inline assembly that ThreadSanitizer cannot see (20 false
-// reports in the feasibility run). The guard below fails the build in that
-// case. Never define AO_DISABLE_GCC_ATOMICS; never include the GPL parts
-// (atomic_ops_stack.h, atomic_ops_malloc.h).
+// GCC >= 4.8 and Clang >= 3.4 unless its "disable GCC atomics" macro is
+// defined; it then falls back to inline assembly that ThreadSanitizer cannot
+// see (20 false reports in the feasibility run). The guard below fails the
+// build in that case. Never define that macro; never use the library's GPL
+// parts (its lock-free stack and malloc).
 //===----------------------------------------------------------------------===//
 #ifndef CSR_ATOMIC_H
 #define CSR_ATOMIC_H

@@ -92,44 +92,54 @@ extension CSignalRuntimeSuite {
         /// Racing terminators and readers: exactly one terminator wins, exactly
         /// one party is granted the release, never while a reader is inside.
         @Test func racingReadersAndTerminatorsClaimOnce() {
-            let rounds = 2_000 * stressScale
-            for _ in 0..<rounds {
-                let storage = FlagStorage()
-                let winners = Synchronization.Atomic<Int>(0)
-                let releases = Synchronization.Atomic<Int>(0)
-                let inside = Synchronization.Atomic<Int>(0)
-                race(threads: 3) { index in
+            raceRounds(
+                threads: 3,
+                rounds: 20_000 * stressScale,
+                setup: { _ in RoundCounters() },
+                body: { index, round in
+                    let flag = round.storage.flag
                     if index == 0 {
-                        if csr_flag_terminate(storage.flag) { winners.add(1, ordering: .relaxed) }
-                        if csr_flag_claim_release(storage.flag) {
-                            #expect(inside.load(ordering: .acquiring) == 0)
-                            releases.add(1, ordering: .relaxed)
+                        if csr_flag_terminate(flag) { round.winners.add(1, ordering: .relaxed) }
+                        if csr_flag_claim_release(flag) {
+                            if round.inside.load(ordering: .acquiring) != 0 { round.violations.add(1, ordering: .relaxed) }
+                            round.releases.add(1, ordering: .relaxed)
                         }
                     } else {
                         for _ in 0..<4 {
-                            let ticket = csr_flag_enter(storage.flag)
+                            let ticket = csr_flag_enter(flag)
                             if ticket == CSR_ENTER_FAST || ticket == CSR_ENTER_SLOW {
-                                inside.add(1, ordering: .acquiringAndReleasing)
-                                inside.subtract(1, ordering: .acquiringAndReleasing)
-                                if csr_flag_exit(storage.flag, ticket) { releases.add(1, ordering: .relaxed) }
+                                round.inside.add(1, ordering: .acquiringAndReleasing)
+                                round.inside.subtract(1, ordering: .acquiringAndReleasing)
+                                if csr_flag_exit(flag, ticket) { round.releases.add(1, ordering: .relaxed) }
                             } else if ticket == CSR_ENTER_TERMINATED_RELEASE {
-                                releases.add(1, ordering: .relaxed)
+                                round.releases.add(1, ordering: .relaxed)
                             }
                         }
                     }
+                },
+                check: { round in
+                    #expect(round.winners.load(ordering: .relaxed) == 1)
+                    #expect(round.violations.load(ordering: .relaxed) == 0)
+                    // A missed claim (a reader leaving while the terminator looks)
+                    // is left to the owner's teardown, which claims unguarded.
+                    if round.releases.load(ordering: .relaxed) == 0 {
+                        #expect(csr_flag_claim_release_unguarded(round.storage.flag))
+                    } else {
+                        #expect(round.releases.load(ordering: .relaxed) == 1)
+                        #expect(!csr_flag_claim_release_unguarded(round.storage.flag))
+                    }
                 }
-                #expect(winners.load(ordering: .relaxed) == 1)
-                // A missed claim (reader leaving while the terminator looks) is
-                // left to the owner's teardown, which claims unguarded.
-                if releases.load(ordering: .relaxed) == 0 {
-                    #expect(csr_flag_claim_release_unguarded(storage.flag))
-                } else {
-                    #expect(releases.load(ordering: .relaxed) == 1)
-                    #expect(!csr_flag_claim_release_unguarded(storage.flag))
-                }
-            }
+            )
         }
     }
+}
+
+final class RoundCounters: Sendable {
+    let storage = FlagStorage()
+    let winners = Synchronization.Atomic<Int>(0)
+    let releases = Synchronization.Atomic<Int>(0)
+    let inside = Synchronization.Atomic<Int>(0)
+    let violations = Synchronization.Atomic<Int>(0)
 }
 
 /// Moves a pointer into a `@Sendable` closure (tests only).

@@ -1,4 +1,5 @@
 import CSignalRuntime
+import SignalKit
 import SignalKitTesting
 import Synchronization
 import Testing
@@ -55,13 +56,13 @@ extension CSignalRuntimeSuite {
             let rounds = 200 * stressScale
             for _ in 0..<rounds {
                 let storage = SlotStorage()
-                let returned = Mutex<[Int]>([])
+                let returned = SignalKit.Atomic<[Int]>(value: [])
                 let perThread = 50
                 race(threads: 4) { index in
                     if index == 3 {
                         var wasClosed = false
                         if let old = csr_slot_close(storage.slot, &wasClosed) {
-                            returned.withLock { $0.append(Int(bitPattern: old)) }
+                            returned.modify { $0 + [Int(bitPattern: old)] }
                         }
                         return
                     }
@@ -69,13 +70,12 @@ extension CSignalRuntimeSuite {
                         let value = (index * perThread + step + 1) * 16
                         var refused = false
                         let old = csr_slot_exchange(storage.slot, pointer(value), &refused)
-                        returned.withLock { list in
-                            if refused { list.append(value) }
-                            if let old { list.append(Int(bitPattern: old)) }
+                        returned.modify { list in
+                            list + (refused ? [value] : []) + (old.map { [Int(bitPattern: $0)] } ?? [])
                         }
                     }
                 }
-                let values = returned.withLock { $0 }.sorted()
+                let values = returned.with { $0 }.sorted()
                 #expect(values == (1...(3 * perThread)).map { $0 * 16 })
             }
         }

@@ -24,7 +24,8 @@
 // 4. Atomics come from libatomic_ops (Debian `libatomic-ops-dev`, MIT-style
 //    header part only) through `csr_atomic.h`, which refuses to build unless
 //    the compiler `__atomic` builtin path is taken, so ThreadSanitizer sees
-//    every operation. The GPL parts (AO_stack, AO_malloc) are never used.
+//    every operation. The GPL parts (the library's stack and malloc) are
+//    never used.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CSIGNALRUNTIME_H

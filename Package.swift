@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+//===----------------------------------------------------------------------===//
+// SignalKit: Telegram's SwiftSignalKit model for Swift on Linux servers.
+//
+// The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
+// and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
+// Benchmarks live in their own package under Benchmarks/.
+//===----------------------------------------------------------------------===//
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .define("SIGNALKIT_INTERNAL_CHECKS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "SignalKit",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "SignalKit", targets: ["SignalKit"]),
+        .library(name: "SignalKitTesting", targets: ["SignalKitTesting"]),
+    ],
+    targets: [
+        // The concurrency core. Not a product: only Sources/SignalKit/Runtime imports it.
+        .target(
+            name: "CSignalRuntime",
+            cSettings: [.define("CSR_REQUIRE_GCC_ATOMICS")]
+        ),
+        .target(
+            name: "SignalKit",
+            dependencies: ["CSignalRuntime"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitTesting",
+            dependencies: ["SignalKit"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitTests",
+            dependencies: ["SignalKit", "SignalKitTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitStressTests",
+            dependencies: ["SignalKit", "SignalKitTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CSignalRuntimeTests",
+            dependencies: ["CSignalRuntime", "SignalKitTesting"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

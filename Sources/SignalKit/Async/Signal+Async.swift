@@ -1,0 +1,354 @@
+// Bridges from signals to Swift concurrency.
+//
+// * `get()`: SwiftSignalKit's accessor, kept as it is: the first value of a
+//   `NoError` signal. It never returns if the signal completes without a
+//   value or the task is cancelled (it has nothing to return then).
+// * `first()`: the accessor to use: the first value, or a thrown
+//   `SignalAwaitError` on error, on completion without a value and on task
+//   cancellation. It always returns or throws.
+// * `values`: an `AsyncSequence` of the values.
+//
+// In every case the subscription is disposed once it is no longer needed:
+// after the first value, on termination, or when the task is cancelled.
+
+/// Why awaiting a signal did not produce a value.
+public enum SignalAwaitError<E>: Error {
+    /// The signal failed.
+    case error(E)
+    /// The signal completed without sending a value.
+    case completedWithoutValue
+    /// The awaiting task was cancelled; the subscription was disposed.
+    case cancelled
+    /// The subscription ended without any event: its source released the
+    /// subscriber without completing.
+    case endedWithoutEvent
+}
+
+// `@unchecked Sendable`: the error payload is handed over from the signal's
+// thread to the awaiting task, never shared.
+extension SignalAwaitError: @unchecked Sendable {}
+
+extension Signal where E == NoError {
+    /// The first value. SwiftSignalKit compatibility: this never returns if
+    /// the signal completes without a value or the task is cancelled. Prefer
+    /// `first()`.
+    public func get() async -> T {
+        let outcome = await _awaitFirst(resumeOnlyWithValue: true)
+        guard case .value(let value) = outcome else {
+            preconditionFailure("SignalKit: get() resumed without a value")
+        }
+        return value
+    }
+}
+
+extension Signal {
+    /// The first value.
+    ///
+    /// - Throws: `SignalAwaitError.error` if the signal fails first,
+    ///   `.completedWithoutValue` if it completes first, `.cancelled` if the
+    ///   task is cancelled first (the subscription is then disposed), and
+    ///   `.endedWithoutEvent` if the source drops the subscription silently.
+    public func first() async throws(SignalAwaitError<E>) -> T {
+        switch await _awaitFirst(resumeOnlyWithValue: false) {
+        case .value(let value): return value
+        case .error(let error): throw .error(error)
+        case .completed: throw .completedWithoutValue
+        case .cancelled: throw .cancelled
+        case .ended: throw .endedWithoutEvent
+        }
+    }
+
+    /// The signal's values as an `AsyncSequence`.
+    ///
+    /// Each iteration subscribes when it first asks for a value and buffers
+    /// values the consumer has not taken yet (without limit). The iteration
+    /// ends (`nil`) when the signal completes or the task is cancelled, and
+    /// throws `SignalAwaitError.error` when the signal fails. Ending,
+    /// failing, cancelling or dropping the iterator disposes the subscription.
+    public var values: SignalValues<T, E> {
+        SignalValues(signal: self)
+    }
+
+    /// Subscribes and waits for the first event (or cancellation).
+    ///
+    /// Only the subscription holds the sink, so that the sink's release
+    /// tells the silent end of a subscription (see `_AwaitFirstSink.deinit`).
+    func _awaitFirst(resumeOnlyWithValue: Bool) async -> _AwaitOutcome<T, E> {
+        let handle = MetaDisposable()
+        let waiter = _AwaitWaiter<T, E>(resumeOnlyWithValue: resumeOnlyWithValue)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>) in
+                if waiter.install(continuation) {
+                    handle.set(self._start(_AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
+                }
+            }.value
+        } onCancel: {
+            waiter.complete(.cancelled)
+            handle.dispose()
+        }
+    }
+}
+
+enum _AwaitOutcome<T, E> {
+    case value(T)
+    case error(E)
+    case completed
+    case cancelled
+    case ended
+}
+
+/// Meets the continuation and the outcome, whichever comes first.
+final class _AwaitWaiter<T, E>: @unchecked Sendable {
+    // `@unchecked Sendable`: both fields are guarded by `mutex`.
+    private let mutex = _Mutex()
+    private let resumeOnlyWithValue: Bool
+    private var continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>?
+    private var outcome: _AwaitOutcome<T, E>?
+
+    init(resumeOnlyWithValue: Bool) {
+        self.resumeOnlyWithValue = resumeOnlyWithValue
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    /// Stores the continuation; returns false (and resumes it) if the
+    /// outcome is already known (cancelled before subscribing).
+    func install(_ continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>) -> Bool {
+        mutex.lock()
+        if let outcome {
+            mutex.unlock()
+            resume(continuation, with: outcome)
+            return false
+        }
+        self.continuation = continuation
+        mutex.unlock()
+        return true
+    }
+
+    /// Records the outcome; the first one wins.
+    func complete(_ outcome: _AwaitOutcome<T, E>) {
+        mutex.lock()
+        guard self.outcome == nil else {
+            mutex.unlock()
+            return
+        }
+        self.outcome = outcome
+        let continuation = self.continuation
+        self.continuation = nil
+        mutex.unlock()
+        if let continuation { resume(continuation, with: outcome) }
+    }
+
+    private func resume(
+        _ continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>,
+        with outcome: _AwaitOutcome<T, E>
+    ) {
+        if resumeOnlyWithValue, case .value = outcome {
+            continuation.resume(returning: _UncheckedSendable(outcome))
+        } else if !resumeOnlyWithValue {
+            continuation.resume(returning: _UncheckedSendable(outcome))
+        }
+        // `get()` without a value: SwiftSignalKit never resumes.
+    }
+}
+
+/// Reports the first event exactly once, then disposes the subscription.
+final class _AwaitFirstSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: the waiter is told once, guarded by `reported`.
+    private let handle: MetaDisposable
+    private let waiter: _AwaitWaiter<T, E>
+    private let reported = _OnceFlag()
+
+    init(handle: MetaDisposable, waiter: _AwaitWaiter<T, E>) {
+        self.handle = handle
+        self.waiter = waiter
+    }
+
+    func finish(_ outcome: _AwaitOutcome<T, E>) {
+        guard reported.set() else { return }
+        waiter.complete(outcome)
+        handle.dispose()
+    }
+
+    override func putNext(_ value: T) { finish(.value(value)) }
+    override func putError(_ error: E) { finish(.error(error)) }
+    override func putCompletion() { finish(.completed) }
+
+    deinit {
+        // The source released its subscriber without any event.
+        finish(.ended)
+    }
+}
+
+/// The values of a signal as an `AsyncSequence` (see `Signal.values`).
+public struct SignalValues<T, E>: AsyncSequence, @unchecked Sendable {
+    // `@unchecked Sendable`: a Signal is an immutable description.
+    public typealias Element = T
+    public typealias Failure = SignalAwaitError<E>
+
+    let signal: Signal<T, E>
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(signal: signal)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = T
+        public typealias Failure = SignalAwaitError<E>
+
+        private let signal: Signal<T, E>
+        private var buffer: _AsyncValueBuffer<T, E>?
+
+        init(signal: Signal<T, E>) {
+            self.signal = signal
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(SignalAwaitError<E>) -> T? {
+            let buffer: _AsyncValueBuffer<T, E>
+            if let existing = self.buffer {
+                buffer = existing
+            } else {
+                buffer = _AsyncValueBuffer(signal: signal)
+                self.buffer = buffer
+            }
+            return try await buffer.next()
+        }
+
+        public mutating func next() async throws(SignalAwaitError<E>) -> T? {
+            try await next(isolation: nil)
+        }
+    }
+}
+
+/// The subscription behind one `SignalValues` iteration.
+final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: every mutable field is guarded by `mutex`.
+    fileprivate enum Terminal {
+        case completed
+        case failed(E)
+        case cancelled
+    }
+
+    private let mutex = _Mutex()
+    private var pending: [T] = []
+    private var pendingStart = 0
+    private var terminal: Terminal?
+    private var terminalDelivered = false
+    private var waiter: CheckedContinuation<Void, Never>?
+    private let handle = MetaDisposable()
+    private var started = false
+    private let signal: Signal<T, E>
+
+    init(signal: Signal<T, E>) {
+        self.signal = signal
+    }
+
+    deinit {
+        handle.dispose()
+        mutex.destroy()
+    }
+
+    func next() async throws(SignalAwaitError<E>) -> T? {
+        while true {
+            mutex.lock()
+            if !started {
+                started = true
+                mutex.unlock()
+                // A pinned sink: the buffer lives as long as the iterator.
+                handle.set(signal._start(_WeakSink(self)))
+                continue
+            }
+            if pendingStart < pending.count {
+                let value = pending[pendingStart]
+                pendingStart += 1
+                if pendingStart == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingStart = 0
+                }
+                mutex.unlock()
+                return value
+            }
+            if let terminal {
+                let first = !terminalDelivered
+                terminalDelivered = true
+                mutex.unlock()
+                switch terminal {
+                case .failed(let error) where first:
+                    throw .error(error)
+                default:
+                    return nil
+                }
+            }
+            mutex.unlock()
+            if Task.isCancelled {
+                finish(.cancelled)
+                continue
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    mutex.lock()
+                    if pendingStart < pending.count || terminal != nil {
+                        mutex.unlock()
+                        continuation.resume()
+                    } else {
+                        waiter = continuation
+                        mutex.unlock()
+                    }
+                }
+            } onCancel: {
+                self.finish(.cancelled)
+            }
+        }
+    }
+
+    private func wake() -> CheckedContinuation<Void, Never>? {
+        let waiter = self.waiter
+        self.waiter = nil
+        return waiter
+    }
+
+    fileprivate func receive(_ value: T) {
+        mutex.lock()
+        guard terminal == nil else {
+            mutex.unlock()
+            return
+        }
+        pending.append(value)
+        let waiter = wake()
+        mutex.unlock()
+        waiter?.resume()
+    }
+
+    fileprivate func finish(_ outcome: Terminal) {
+        mutex.lock()
+        guard terminal == nil else {
+            mutex.unlock()
+            return
+        }
+        terminal = outcome
+        if case .cancelled = outcome {
+            pending.removeAll()
+            pendingStart = 0
+        }
+        let waiter = wake()
+        mutex.unlock()
+        waiter?.resume()
+        handle.dispose()
+    }
+}
+
+/// Forwards to the buffer without keeping it alive.
+private final class _WeakSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: the weak reference is read atomically.
+    weak var buffer: _AsyncValueBuffer<T, E>?
+
+    init(_ buffer: _AsyncValueBuffer<T, E>) {
+        self.buffer = buffer
+    }
+
+    override func putNext(_ value: T) { buffer?.receive(value) }
+    override func putError(_ error: E) { buffer?.finish(.failed(error)) }
+    override func putCompletion() { buffer?.finish(.completed) }
+}

@@ -1,0 +1,5 @@
+/// The error type of a signal that never fails. Uninhabited.
+public enum NoError: Sendable {}
+
+/// The value type of a signal that never sends a value. Uninhabited.
+public enum NoValue: Sendable {}

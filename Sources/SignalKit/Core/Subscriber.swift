@@ -1,0 +1,87 @@
+/// The receiving end of a subscription: what a signal's generator calls.
+///
+/// Grammar: any number of `putNext`, then at most one `putError` or
+/// `putCompletion`. Everything after the first terminal call is ignored, and
+/// the terminal call disposes the generator's disposable right after the
+/// terminal callback returns.
+///
+/// Threading: a `Subscriber` does not serialise its callers. A source must
+/// call `putNext` / `putError` / `putCompletion` serially (one at a time,
+/// with a happens-before between calls); calls may come from any thread.
+/// Concurrent calls are memory-safe (callbacks then run concurrently) but
+/// their order is unspecified. `keepAlive` may be called from any thread.
+///
+/// Lifetime: when the source releases its last reference to the subscriber,
+/// the subscription ends silently: its callbacks and keep-alive objects are
+/// released, nothing is disposed.
+public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendable {
+    // `@unchecked Sendable`: all state lives in the subscription, guarded by
+    // CSignalRuntime's flag and slot.
+
+    /// The subscription, +1, read without retain/release on every call.
+    @usableFromInline let subscription: Unmanaged<_Subscription<T, E>>
+
+    @inlinable
+    init(subscription: _Subscription<T, E>) {
+        self.subscription = Unmanaged.passRetained(subscription)
+    }
+
+    /// Creates a subscriber that calls the given closures. Mostly useful to
+    /// drive a generator by hand; `Signal.start` creates subscribers for you.
+    @inlinable
+    public convenience init(
+        next: ((T) -> Void)! = nil,
+        error: ((E) -> Void)! = nil,
+        completed: (() -> Void)! = nil
+    ) {
+        self.init(
+            subscription: _Subscription.make(
+                sink: _ClosureSink(next: next, error: error, completed: completed),
+                releasesSinkOnTermination: true
+            )
+        )
+    }
+
+    deinit {
+        var subscription = self.subscription.takeRetainedValue()
+        // Unique now means nobody holds the handle any more.
+        let handleReleased = isKnownUniquelyReferenced(&subscription)
+        subscription.subscriberReleased(handleReleased: handleReleased)
+    }
+
+    /// Delivers a value, unless the subscription has terminated.
+    public func putNext(_ next: T) {
+        subscription._withUnsafeGuaranteedRef { $0.putNext(next) }
+    }
+
+    /// Terminates with an error: calls the error callback (the other
+    /// callbacks are already released when it runs), then disposes the
+    /// generator's disposable, then releases the keep-alive objects.
+    /// Ignored after termination.
+    public func putError(_ error: E) {
+        subscription._withUnsafeGuaranteedRef { $0.putError(error) }
+    }
+
+    /// Terminates with completion; same order as `putError`.
+    public func putCompletion() {
+        subscription._withUnsafeGuaranteedRef { $0.putCompletion() }
+    }
+
+    /// Keeps `object` alive until the subscription ends (termination, handle
+    /// disposal or the subscriber's release). An object registered after
+    /// termination is kept until a later terminal call, a handle disposal or
+    /// the subscriber's release.
+    public func keepAlive(_ object: AnyObject) {
+        subscription._withUnsafeGuaranteedRef { $0.keepAlive(object) }
+    }
+
+    /// `Subscriber { next: hasValue, error: nil, completed: hasValue, disposable: nil, terminated: false }`
+    public var description: String {
+        subscription._withUnsafeGuaranteedRef { subscription in
+            let (next, error, completed) = subscription.heldCallbacks
+            func show(_ held: Bool) -> String { held ? "hasValue" : "nil" }
+            return "Subscriber { next: \(show(next)), error: \(show(error)), completed: \(show(completed)), "
+                + "disposable: \(show(subscription.holdsDisposable)), terminated: \(subscription.isTerminated) }"
+        }
+    }
+}

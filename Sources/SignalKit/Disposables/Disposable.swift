@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Something that cancels work or releases resources when disposed.
+///
+/// `dispose()` must be idempotent and safe to call from any thread.
+public protocol Disposable: AnyObject, Sendable {
+    func dispose()
+}
+
+final class _EmptyDisposable: Disposable {
+    func dispose() {}
+}
+
+/// The shared disposable that does nothing.
+public let EmptyDisposable: any Disposable = _EmptyDisposable()
+
+extension Disposable {
+    /// Wraps the disposable in a `StrictDisposable`: in debug builds,
+    /// releasing it without disposing reports `file:line`.
+    public func strict(file: String = #file, line: Int = #line) -> any Disposable {
+        StrictDisposable(self, file: file, line: line)
+    }
+}
+
+/// Runs an action the first time it is disposed.
+///
+/// Thread-safe: under concurrent `dispose()` calls the action runs exactly
+/// once. Releasing an undisposed `ActionDisposable` does not run the action.
+public final class ActionDisposable: Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: `action` is read and cleared only by the single
+    // caller that wins `disposed`.
+    private let disposed = Synchronization.Atomic<Bool>(false)
+    private var action: (() -> Void)?
+
+    public init(action: @escaping () -> Void) {
+        self.action = action
+    }
+
+    public func dispose() {
+        guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let action = self.action
+        self.action = nil
+        action?()
+    }
+}
+
+/// Disposes an object that was stored as a `Disposable`, through a direct
+/// call for SignalKit's own types and a protocol cast otherwise (the cast
+/// costs about 30 ns; the common types are recognised in about one).
+@inline(__always)
+func _dispose(_ object: AnyObject) {
+    let type = ObjectIdentifier(Swift.type(of: object))
+    if type == ObjectIdentifier(ActionDisposable.self) {
+        unsafeDowncast(object, to: ActionDisposable.self).dispose()
+    } else if type == ObjectIdentifier(MetaDisposable.self) {
+        unsafeDowncast(object, to: MetaDisposable.self).dispose()
+    } else if type == ObjectIdentifier(_EmptyDisposable.self) {
+        return
+    } else if let subscription = object as? _SubscriptionBase {
+        subscription.dispose()
+    } else {
+        (object as! any Disposable).dispose()
+    }
+}

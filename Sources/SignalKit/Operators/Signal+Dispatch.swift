@@ -1,0 +1,158 @@
+// Dispatch: moving delivery (`deliverOn`) or subscription (`runOn`) to a
+// queue or a thread pool.
+
+/// Delivers every event on `queue`.
+///
+/// Marble: `"a-b-|"` → (on `queue`) `"a-b-|"`
+///
+/// - Threading: subscribes upstream now, on the caller's thread. Each next,
+///   error and completion is re-posted with `queue.async`: inline when the
+///   upstream delivers on `queue` already, otherwise in FIFO order.
+/// - Termination: upstream is disposed as soon as it terminates, on the
+///   producing thread, even if the deferred terminal event has not been
+///   delivered yet.
+/// - Disposal: events not yet delivered when the handle is disposed are
+///   dropped.
+public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
+        }
+    }
+}
+
+/// `deliverOn(Queue.mainQueue())`: inline on the main thread, else posted to
+/// the main queue (which runs only while the main thread drains it).
+public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+    signal |> deliverOn(Queue.mainQueue())
+}
+
+/// Delivers every event as a task on `threadPool`, in order, through one
+/// `ThreadPoolQueue` per subscription.
+///
+/// - Threading: subscribes now, on the caller's thread; events run on pool
+///   threads, one after another.
+/// - Termination: as `deliverOn(_: Queue)`.
+/// - Disposal: queued events are dropped once the handle is disposed.
+public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
+        }
+    }
+}
+
+/// Subscribes to the signal on `queue`.
+///
+/// Marble: events are unchanged; the subscription happens on `queue`.
+///
+/// - Threading: if the caller is on `queue`, subscribes inline; otherwise
+///   subscribes from a block posted to `queue`. Events are not re-dispatched:
+///   they arrive on whatever thread the upstream uses (for a synchronous
+///   upstream, `queue`).
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposing before the block runs prevents the subscription.
+public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            if queue.isCurrent() {
+                return signal._start(_ForwardSink(downstream: subscriber))
+            }
+            let pending = _PendingSubscription()
+            queue.async {
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
+            }
+            return pending
+        }
+    }
+}
+
+/// Subscribes to the signal from a task on `threadPool`.
+///
+/// - Threading: the subscription (and a synchronous upstream's events) runs
+///   on a pool thread.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposing before the task runs cancels it: no subscription.
+public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let pending = _PendingSubscription()
+            let task = ThreadPoolTask { state in
+                guard !state.cancelled.with({ $0 }) else { return }
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
+            }
+            pending.onCancel = { task.cancel() }
+            threadPool.addTask(task)
+            return pending
+        }
+    }
+}
+
+/// A subscription that will be made later (on another queue); disposing it
+/// first prevents it, disposing it afterwards disposes it.
+final class _PendingSubscription: Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: `onCancel` is set before the handle is shared;
+    // the rest is a MetaDisposable.
+    private let current = MetaDisposable()
+    var onCancel: (() -> Void)?
+
+    func start(_ subscribe: () -> any Disposable) {
+        guard !current.isDisposed else { return }
+        current.set(subscribe())
+    }
+
+    func dispose() {
+        onCancel?()
+        current.dispose()
+    }
+}
+
+final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    let queue: Queue
+
+    init(downstream: Subscriber<T, E>, queue: Queue) {
+        self.downstream = downstream
+        self.queue = queue
+    }
+
+    override func putNext(_ value: T) {
+        let downstream = self.downstream
+        queue.async { downstream.putNext(value) }
+    }
+
+    override func putError(_ error: E) {
+        let downstream = self.downstream
+        queue.async { downstream.putError(error) }
+    }
+
+    override func putCompletion() {
+        let downstream = self.downstream
+        queue.async { downstream.putCompletion() }
+    }
+}
+
+final class _DeliverOnPoolSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    let queue: ThreadPoolQueue
+
+    init(downstream: Subscriber<T, E>, queue: ThreadPoolQueue) {
+        self.downstream = downstream
+        self.queue = queue
+    }
+
+    override func putNext(_ value: T) {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putNext(value) })
+    }
+
+    override func putError(_ error: E) {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putError(error) })
+    }
+
+    override func putCompletion() {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putCompletion() })
+    }
+}

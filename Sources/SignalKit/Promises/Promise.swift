@@ -1,0 +1,87 @@
+/// A hot holder of the latest value of a source signal, replayed to new
+/// subscribers.
+///
+/// * `set(signal)` subscribes the new source (before disposing the previous
+///   one) and clears the current value; each value the source sends becomes
+///   the current value and is delivered to the subscribers. The source's
+///   completion and error are ignored: the value survives them.
+/// * `get()` replays the current value (if any) synchronously on subscribe,
+///   then delivers later values. It never completes.
+/// * `init(initializeOnFirstAccess:)` sets that signal as the source at the
+///   first `get()` subscription.
+/// * A subscription keeps the promise alive; the source does not. When the
+///   promise is released, `onDeinit` runs and the source is disposed.
+///
+/// Threading: values are delivered on the source's thread, outside the
+/// promise's lock; a subscriber added during a delivery gets only the
+/// current value, once.
+public final class Promise<T>: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` and `initializer` are guarded by `mutex`;
+    // `subscribers` is CSignalRuntime's bag; `source` is a MetaDisposable.
+    // `onDeinit` is a plain stored property, as in SwiftSignalKit: set it
+    // before sharing the promise.
+    private let mutex = _Mutex()
+    private var value: T?
+    private var initializer: Signal<T, NoError>?
+    private let source = MetaDisposable()
+    private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
+
+    /// Runs when the promise is released, before its source is disposed.
+    public var onDeinit: (() -> Void)?
+
+    public init(initializeOnFirstAccess: Signal<T, NoError>?) {
+        initializer = initializeOnFirstAccess
+    }
+
+    public init(_ value: T) {
+        self.value = value
+    }
+
+    public init() {}
+
+    deinit {
+        onDeinit?()
+        source.dispose()
+        mutex.destroy()
+    }
+
+    /// Makes `signal` the source.
+    public func set(_ signal: Signal<T, NoError>) {
+        mutex.lock()
+        value = nil
+        mutex.unlock()
+        source.set(
+            signal.start(next: { [weak self] value in
+                self?.deliver(value)
+            })
+        )
+    }
+
+    private func deliver(_ value: T) {
+        mutex.lock()
+        self.value = value
+        var read = subscribers.beginRead()
+        mutex.unlock()
+        subscribers.finishRead(&read) { $0.putNext(value) }
+    }
+
+    /// The current value, then every later one. Never completes.
+    public func get() -> Signal<T, NoError> {
+        Signal { subscriber in
+            self.mutex.lock()
+            let initializer = self.initializer
+            self.initializer = nil
+            let current = self.value
+            let key = self.subscribers.insert(subscriber)
+            self.mutex.unlock()
+            if let current {
+                subscriber.putNext(current)
+            }
+            if let initializer {
+                self.set(initializer)
+            }
+            guard let key else { return EmptyDisposable }
+            return ActionDisposable { self.subscribers.remove(key) }
+        }
+    }
+}

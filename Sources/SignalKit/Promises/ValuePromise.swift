@@ -1,0 +1,61 @@
+/// A hot holder of a value set imperatively, replayed to new subscribers.
+///
+/// `set(v)` stores `v` and delivers it to the subscribers. With
+/// `ignoreRepeated`, a value equal to the stored one is dropped (the stored
+/// instance is kept); the first `set` on an empty promise always passes.
+/// `get()` replays the stored value synchronously on subscribe and never
+/// completes. A subscription keeps the promise alive.
+///
+/// Threading: `set` delivers synchronously on the caller's thread, outside
+/// the lock. A `set` from inside a subscriber's callback delivers to every
+/// subscriber before the outer delivery continues (so a later subscriber may
+/// see the nested value, then the outer one); the stored value is the nested
+/// one.
+public final class ValuePromise<T: Equatable>: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is guarded by `mutex`; `subscribers` is
+    // CSignalRuntime's bag.
+    private let mutex = _Mutex()
+    private var value: T?
+    private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
+    public let ignoreRepeated: Bool
+
+    public init(_ value: T, ignoreRepeated: Bool = false) {
+        self.value = value
+        self.ignoreRepeated = ignoreRepeated
+    }
+
+    public init(ignoreRepeated: Bool = false) {
+        self.ignoreRepeated = ignoreRepeated
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    public func set(_ value: T) {
+        mutex.lock()
+        guard !ignoreRepeated || self.value != value else {
+            mutex.unlock()
+            return
+        }
+        self.value = value
+        var read = subscribers.beginRead()
+        mutex.unlock()
+        subscribers.finishRead(&read) { $0.putNext(value) }
+    }
+
+    /// The stored value (if any), then every later one. Never completes.
+    public func get() -> Signal<T, NoError> {
+        Signal { subscriber in
+            self.mutex.lock()
+            let current = self.value
+            let key = self.subscribers.insert(subscriber)
+            self.mutex.unlock()
+            if let current {
+                subscriber.putNext(current)
+            }
+            guard let key else { return EmptyDisposable }
+            return ActionDisposable { self.subscribers.remove(key) }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+public import Dispatch
+import Glibc
+
+/// Identity tag a named queue sets on its DispatchQueue.
+private final class _QueueIdentity: Sendable {}
+
+/// The specific key under which named queues store their identity.
+private let _queueSpecificKey = DispatchSpecificKey<_QueueIdentity>()
+
+/// A serial (or, for the two global singletons, concurrent) execution
+/// context, wrapping a `DispatchQueue` or a custom `QueueScheduler`.
+///
+/// The inline rule: `async` and `sync` run the closure immediately when the
+/// caller is already on this queue (`isCurrent()`); `justDispatch` and `after`
+/// never do. That is what makes `deliverOn(q)` and `runOn(q)` synchronous
+/// when already on `q`.
+///
+/// `isCurrent()`:
+/// * a queue made with `Queue(name:qos:)` is current inside its own blocks and
+///   inside blocks of queues that target it;
+/// * `Queue.mainQueue()` is current on the main thread;
+/// * a wrapper made with `Queue(queue:)` and the two global concurrent queues
+///   are never current;
+/// * a queue made with `Queue(scheduler:)` asks its scheduler.
+///
+/// On Linux the main queue runs only while the main thread runs
+/// `dispatchMain()` (or a run loop that drains it).
+public final class Queue: Sendable {
+    private enum Backend: Sendable {
+        case dispatch(DispatchQueue)
+        case scheduler(any QueueScheduler)
+    }
+
+    private let backend: Backend
+    private let identity: _QueueIdentity?
+    private let isMainQueue: Bool
+
+    private init(backend: Backend, identity: _QueueIdentity?, isMainQueue: Bool) {
+        self.backend = backend
+        self.identity = identity
+        self.isMainQueue = isMainQueue
+    }
+
+    private static let main = Queue(backend: .dispatch(.main), identity: nil, isMainQueue: true)
+    private static let concurrentDefault = Queue(queue: .global(qos: .default))
+    private static let concurrentBackground = Queue(queue: .global(qos: .background))
+
+    /// The main queue (a singleton). Current on the main thread.
+    public class func mainQueue() -> Queue { main }
+
+    /// The global concurrent queue of default QoS (a singleton, never current).
+    public class func concurrentDefaultQueue() -> Queue { concurrentDefault }
+
+    /// The global concurrent queue of background QoS (a singleton, never current).
+    public class func concurrentBackgroundQueue() -> Queue { concurrentBackground }
+
+    /// Wraps an existing DispatchQueue. The wrapper is never current.
+    public init(queue: DispatchQueue) {
+        backend = .dispatch(queue)
+        identity = nil
+        isMainQueue = false
+    }
+
+    /// Creates a new serial queue labelled `name ?? ""`.
+    public init(name: String? = nil, qos: DispatchQoS = .default) {
+        let queue = DispatchQueue(label: name ?? "", qos: qos)
+        let identity = _QueueIdentity()
+        queue.setSpecific(key: _queueSpecificKey, value: identity)
+        backend = .dispatch(queue)
+        self.identity = identity
+        isMainQueue = false
+    }
+
+    /// Creates a queue that runs on `scheduler` (for example a virtual-time
+    /// scheduler in tests).
+    public init(scheduler: any QueueScheduler) {
+        backend = .scheduler(scheduler)
+        identity = nil
+        isMainQueue = false
+    }
+
+    /// The wrapped DispatchQueue.
+    ///
+    /// A queue made with `Queue(scheduler:)` has none: asking for it is a
+    /// programming error (use `async`, `after` or `Timer` instead).
+    public var queue: DispatchQueue {
+        switch backend {
+        case .dispatch(let queue):
+            return queue
+        case .scheduler(let scheduler):
+            preconditionFailure(
+                "Queue.queue: this queue runs on a custom scheduler (\(scheduler)) and has no DispatchQueue; "
+                    + "use Queue.async, Queue.after or Timer, which follow the scheduler's clock"
+            )
+        }
+    }
+
+    /// The scheduler of a queue made with `Queue(scheduler:)`, else nil.
+    public var scheduler: (any QueueScheduler)? {
+        if case .scheduler(let scheduler) = backend { return scheduler }
+        return nil
+    }
+
+    /// Whether the caller runs on this queue (see the type's documentation).
+    public func isCurrent() -> Bool {
+        switch backend {
+        case .dispatch:
+            if isMainQueue { return _isMainThread() }
+            guard let identity else { return false }
+            return DispatchQueue.getSpecific(key: _queueSpecificKey) === identity
+        case .scheduler(let scheduler):
+            return scheduler.isCurrent()
+        }
+    }
+
+    /// Runs `f` now if already on this queue, else asynchronously (FIFO).
+    public func async(_ f: @escaping () -> Void) {
+        if isCurrent() {
+            f()
+        } else {
+            justDispatch(f)
+        }
+    }
+
+    /// Runs `f` now if already on this queue, else on the queue, waiting for it.
+    public func sync(_ f: () -> Void) {
+        if isCurrent() {
+            f()
+            return
+        }
+        switch backend {
+        case .dispatch(let queue):
+            withoutActuallyEscaping(f) { f in
+                let box = _UncheckedSendable(f)
+                queue.sync { box.value() }
+            }
+        case .scheduler(let scheduler):
+            scheduler.performSync(f)
+        }
+    }
+
+    /// Runs `f` asynchronously on the queue, never inline.
+    public func justDispatch(_ f: @escaping () -> Void) {
+        switch backend {
+        case .dispatch(let queue):
+            let box = _UncheckedSendable(f)
+            queue.async { box.value() }
+        case .scheduler(let scheduler):
+            scheduler.schedule(f)
+        }
+    }
+
+    /// Runs `f` asynchronously with the given QoS enforced, never inline.
+    public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping () -> Void) {
+        switch backend {
+        case .dispatch(let queue):
+            let box = _UncheckedSendable(f)
+            queue.async(qos: qos, flags: .enforceQoS) { box.value() }
+        case .scheduler(let scheduler):
+            scheduler.schedule(f)
+        }
+    }
+
+    /// Runs `f` on the queue after `delay` seconds, never inline (not even for 0).
+    public func after(_ delay: Double, _ f: @escaping () -> Void) {
+        switch backend {
+        case .dispatch(let queue):
+            let box = _UncheckedSendable(f)
+            queue.asyncAfter(deadline: .now() + delay) { box.value() }
+        case .scheduler(let scheduler):
+            _ = scheduler.schedule(after: delay, f)
+        }
+    }
+
+    /// Runs `f` after `delay` seconds unless the result is disposed first.
+    /// Used by SignalKit's timing operators.
+    func cancellableAfter(_ delay: Double, _ f: @escaping () -> Void) -> any Disposable {
+        switch backend {
+        case .dispatch(let queue):
+            let item = DispatchWorkItem(block: _UncheckedSendable(f).sendableCall)
+            queue.asyncAfter(deadline: .now() + delay, execute: item)
+            return ActionDisposable { item.cancel() }
+        case .scheduler(let scheduler):
+            return scheduler.schedule(after: delay, f)
+        }
+    }
+
+    /// The queue's clock in seconds: the scheduler's for scheduler-backed
+    /// queues, else a monotonic clock.
+    var currentTime: Double {
+        switch backend {
+        case .dispatch:
+            return _monotonicSeconds()
+        case .scheduler(let scheduler):
+            return scheduler.currentTime
+        }
+    }
+}
+
+extension _UncheckedSendable where Value == () -> Void {
+    /// A `@Sendable` closure calling the boxed one.
+    var sendableCall: @Sendable () -> Void {
+        let box = self
+        return { box.value() }
+    }
+}
+
+/// Seconds on CLOCK_MONOTONIC.
+func _monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
+}
+
+/// Seconds on CLOCK_REALTIME (wall clock: keeps counting while suspended).
+func _wallClockSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
+}

@@ -1,0 +1,155 @@
+import Glibc
+
+/// The state a `ThreadPoolTask`'s action can poll to notice cancellation.
+public final class ThreadPoolTaskState: Sendable {
+    public let cancelled = Atomic<Bool>(value: false)
+}
+
+/// A unit of work for a `ThreadPool`. `cancel()` only sets the state flag: a
+/// task not yet started is skipped; a running one can poll `state.cancelled`.
+public final class ThreadPoolTask: Sendable {
+    private let state = ThreadPoolTaskState()
+    private let action: _UncheckedSendable<(ThreadPoolTaskState) -> Void>
+
+    public init(_ action: @escaping (ThreadPoolTaskState) -> Void) {
+        self.action = _UncheckedSendable(action)
+    }
+
+    /// Runs the action now, on this thread, unless the task was cancelled.
+    func execute() {
+        if !state.cancelled.with({ $0 }) {
+            action.value(state)
+        }
+    }
+
+    public func cancel() {
+        _ = state.cancelled.swap(true)
+    }
+}
+
+/// A serial lane of a `ThreadPool`: its tasks run one after another in FIFO
+/// order (possibly on different pool threads, never overlapping). Holds its
+/// pool weakly: adding to a queue whose pool is gone does nothing.
+public final class ThreadPoolQueue: Equatable, @unchecked Sendable {
+    // `@unchecked Sendable`: `tasks` and `isTaken` are guarded by the pool's mutex.
+    private weak var threadPool: ThreadPool?
+    fileprivate var tasks: [ThreadPoolTask] = []
+    fileprivate var isTaken = false
+    fileprivate var isReady = false
+
+    public init(threadPool: ThreadPool) {
+        self.threadPool = threadPool
+    }
+
+    public func addTask(_ task: ThreadPoolTask) {
+        threadPool?.enqueue(task, on: self)
+    }
+
+    public static func == (lhs: ThreadPoolQueue, rhs: ThreadPoolQueue) -> Bool {
+        lhs === rhs
+    }
+}
+
+/// The pool a thread belongs to (set once per pool thread).
+private let _poolKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+/// A fixed set of threads running `ThreadPoolTask`s.
+///
+/// Tasks of one `ThreadPoolQueue` run serially in FIFO order; different
+/// queues run concurrently. `addTask` uses a fresh queue per task. The
+/// threads run for the life of the process (they keep the pool alive), as in
+/// SwiftSignalKit. `threadPriority` is accepted for compatibility and ignored
+/// on Linux.
+public final class ThreadPool: @unchecked Sendable {
+    // `@unchecked Sendable`: `ready` (and every queue's tasks) are guarded by
+    // `mutex`/`condition`.
+    private let mutex = _Mutex()
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var ready: [ThreadPoolQueue] = []
+    private var readyStart = 0
+
+    public init(threadCount: Int, threadPriority: Double) {
+        precondition(threadCount > 0, "ThreadPool(threadCount:threadPriority:) needs at least one thread")
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+        for index in 0..<threadCount {
+            let context = Unmanaged.passRetained(_PoolThreadContext(pool: self, index: index)).toOpaque()
+            var thread = pthread_t()
+            let status = pthread_create(&thread, nil, { raw in
+                let context = Unmanaged<_PoolThreadContext>.fromOpaque(raw!).takeRetainedValue()
+                context.pool.run()
+                return nil
+            }, context)
+            precondition(status == 0, "ThreadPool: pthread_create failed (\(status))")
+            pthread_detach(thread)
+        }
+    }
+
+    /// Runs `task` on a fresh queue (concurrently with everything else).
+    public func addTask(_ task: ThreadPoolTask) {
+        nextQueue().addTask(task)
+    }
+
+    /// A new serial lane of this pool.
+    public func nextQueue() -> ThreadPoolQueue {
+        ThreadPoolQueue(threadPool: self)
+    }
+
+    /// Whether the calling thread is one of this pool's threads.
+    public func isCurrentThreadInPool() -> Bool {
+        pthread_getspecific(_poolKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    fileprivate func enqueue(_ task: ThreadPoolTask, on queue: ThreadPoolQueue) {
+        mutex.lock()
+        queue.tasks.append(task)
+        if !queue.isTaken && !queue.isReady {
+            queue.isReady = true
+            ready.append(queue)
+        }
+        pthread_cond_broadcast(condition)
+        mutex.unlock()
+    }
+
+    fileprivate func run() {
+        pthread_setspecific(_poolKey, Unmanaged.passUnretained(self).toOpaque())
+        mutex.lock()
+        while true {
+            while readyStart == ready.count {
+                pthread_cond_wait(condition, mutex.pointer)
+            }
+            let queue = ready[readyStart]
+            readyStart += 1
+            if readyStart > 64 && readyStart * 2 > ready.count {
+                ready.removeFirst(readyStart)
+                readyStart = 0
+            }
+            queue.isReady = false
+            queue.isTaken = true
+            let task = queue.tasks.removeFirst()
+            mutex.unlock()
+            task.execute()
+            mutex.lock()
+            queue.isTaken = false
+            if !queue.tasks.isEmpty {
+                queue.isReady = true
+                ready.append(queue)
+                pthread_cond_signal(condition)
+            }
+        }
+    }
+}
+
+private final class _PoolThreadContext: Sendable {
+    let pool: ThreadPool
+    let index: Int
+    init(pool: ThreadPool, index: Int) {
+        self.pool = pool
+        self.index = index
+    }
+}

@@ -1,0 +1,144 @@
+import Dispatch
+
+/// A one-shot or repeating timer that calls its completion on a queue.
+///
+/// `start()` arms the timer for `timeout` seconds from now (replacing and
+/// cancelling a running one); `invalidate()` stops it (idempotent; a no-op
+/// before `start`). A one-shot timer invalidates itself after firing, so it
+/// can be started again, also from its own completion. A running timer does
+/// not retain itself: releasing the last reference stops it. On a queue made
+/// with `Queue(scheduler:)`, the timer follows the scheduler's clock.
+///
+/// The name clashes with Foundation's `Timer`: write `SignalKit.Timer` where
+/// both modules are imported.
+public final class Timer: @unchecked Sendable {
+    // `@unchecked Sendable`: `source` is guarded by `mutex`; the rest is immutable.
+    private let timeout: Double
+    private let repeats: Bool
+    private let completion: (Timer) -> Void
+    private let queue: Queue
+    private let mutex = _Mutex()
+    private var source: (token: _TimerToken, disposable: any Disposable)?
+
+    public convenience init(timeout: Double, repeat: Bool, completion: @escaping () -> Void, queue: Queue) {
+        self.init(timeout: timeout, repeat: `repeat`, completion: { _ in completion() }, queue: queue)
+    }
+
+    public init(timeout: Double, repeat: Bool, completion: @escaping (Timer) -> Void, queue: Queue) {
+        self.timeout = timeout
+        self.repeats = `repeat`
+        self.completion = completion
+        self.queue = queue
+    }
+
+    deinit {
+        source?.disposable.dispose()
+        mutex.destroy()
+    }
+
+    /// Arms the timer; a running one is cancelled first.
+    public func start() {
+        let token = _TimerToken()
+        let newSource: any Disposable
+        if let scheduler = queue.scheduler {
+            newSource = _ScheduledTimer(
+                scheduler: scheduler,
+                interval: timeout,
+                repeats: repeats,
+                fire: { [weak self] in self?.fire(token) }
+            )
+        } else {
+            let source = DispatchSource.makeTimerSource(queue: queue.queue)
+            if repeats {
+                source.schedule(deadline: .now() + timeout, repeating: timeout)
+            } else {
+                source.schedule(deadline: .now() + timeout)
+            }
+            let fire = _UncheckedSendable { [weak self] in self?.fire(token) }
+            source.setEventHandler { fire.value() }
+            source.resume()
+            newSource = ActionDisposable { source.cancel() }
+        }
+        mutex.lock()
+        let previous = source
+        source = (token, newSource)
+        mutex.unlock()
+        previous?.disposable.dispose()
+    }
+
+    /// Stops the timer.
+    public func invalidate() {
+        mutex.lock()
+        let previous = source
+        source = nil
+        mutex.unlock()
+        previous?.disposable.dispose()
+    }
+
+    private func fire(_ token: _TimerToken) {
+        completion(self)
+        guard !repeats else { return }
+        // One-shot: stop this source, unless the completion restarted the timer.
+        mutex.lock()
+        var previous: (any Disposable)?
+        if let current = source, current.token === token {
+            previous = current.disposable
+            source = nil
+        }
+        mutex.unlock()
+        previous?.dispose()
+    }
+}
+
+/// Identifies one `start()` of a timer.
+private final class _TimerToken: Sendable {}
+
+/// A (possibly repeating) timer on a `QueueScheduler`.
+final class _ScheduledTimer: Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: `pending` and `cancelled` are guarded by `mutex`.
+    private let scheduler: any QueueScheduler
+    private let interval: Double
+    private let repeats: Bool
+    private let fire: () -> Void
+    private let mutex = _Mutex()
+    private var pending: (any Disposable)?
+    private var cancelled = false
+
+    init(scheduler: any QueueScheduler, interval: Double, repeats: Bool, fire: @escaping () -> Void) {
+        self.scheduler = scheduler
+        self.interval = interval
+        self.repeats = repeats
+        self.fire = fire
+        arm()
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    private func arm() {
+        let work = scheduler.schedule(after: interval) { [weak self] in
+            guard let self else { return }
+            self.mutex.lock()
+            let cancelled = self.cancelled
+            self.mutex.unlock()
+            guard !cancelled else { return }
+            if self.repeats { self.arm() }
+            self.fire()
+        }
+        mutex.lock()
+        let cancelled = self.cancelled
+        if !cancelled { pending = work }
+        mutex.unlock()
+        if cancelled { work.dispose() }
+    }
+
+    func dispose() {
+        mutex.lock()
+        cancelled = true
+        let pending = self.pending
+        self.pending = nil
+        mutex.unlock()
+        pending?.dispose()
+    }
+}

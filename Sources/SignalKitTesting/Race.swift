@@ -1,0 +1,124 @@
+import Glibc
+import Synchronization
+
+/// Runs `body` on `threads` threads at once and waits for all of them.
+///
+/// Threads are created up front and released together from a spin barrier,
+/// so that they really race (a thread pool would serialise on a 2-core
+/// machine). `body` receives the thread index (0 ..< threads).
+public func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    precondition(threads > 0, "race(threads:) needs at least one thread")
+    let ready = Synchronization.Atomic<Int>(0)
+    let go = Synchronization.Atomic<Bool>(false)
+    var handles: [pthread_t] = []
+    for index in 0..<threads {
+        let context = _RaceContext(index: index) {
+            ready.add(1, ordering: .acquiringAndReleasing)
+            while !go.load(ordering: .acquiring) { sched_yield() }
+            body(index)
+        }
+        let raw = Unmanaged.passRetained(context).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
+            context.body()
+            return nil
+        }, raw)
+        precondition(status == 0, "race(threads:): pthread_create failed (\(status))")
+        handles.append(thread)
+    }
+    while ready.load(ordering: .acquiring) < threads { sched_yield() }
+    go.store(true, ordering: .releasing)
+    for thread in handles {
+        pthread_join(thread, nil)
+    }
+}
+
+private final class _RaceContext: Sendable {
+    let index: Int
+    let body: @Sendable () -> Void
+    init(index: Int, body: @escaping @Sendable () -> Void) {
+        self.index = index
+        self.body = body
+    }
+}
+
+/// Scale factor for stress tests: `SIGNALKIT_STRESS_SCALE` (default 1).
+/// `scripts/test` runs the release pass with a scale that gives at least a
+/// million operations per stress test, and the sanitizer passes at 1.
+public var stressScale: Int {
+    guard let raw = getenv("SIGNALKIT_STRESS_SCALE"), let value = Int(String(cString: raw)), value > 0 else {
+        return 1
+    }
+    return value
+}
+
+/// Runs `rounds` short races on `threads` persistent threads.
+///
+/// For each round, `setup(round)` runs on the calling thread and returns the
+/// round's state; then every thread runs `body(threadIndex, state)` at the
+/// same moment (a spin barrier releases them together); then `check(state)`
+/// runs on the calling thread. Thread creation happens once, not per round,
+/// so tens of thousands of rounds are cheap.
+public func raceRounds<State>(
+    threads: Int,
+    rounds: Int,
+    setup: (Int) -> State,
+    body: @escaping @Sendable (Int, State) -> Void,
+    check: (State) -> Void = { _ in }
+) {
+    precondition(threads > 0, "raceRounds(threads:) needs at least one thread")
+    let round = Synchronization.Atomic<Int>(0)
+    let finished = Synchronization.Atomic<Int>(0)
+    let state = _RoundState<State>()
+    var handles: [pthread_t] = []
+    for index in 0..<threads {
+        let context = _RaceContext(index: index) {
+            var seen = 0
+            while true {
+                var current = round.load(ordering: .acquiring)
+                var spins = 0
+                while current == seen {
+                    spins += 1
+                    if spins > 64 { sched_yield() }
+                    current = round.load(ordering: .acquiring)
+                }
+                if current < 0 { return }
+                seen = current
+                body(index, state.value!)
+                finished.add(1, ordering: .acquiringAndReleasing)
+            }
+        }
+        let raw = Unmanaged.passRetained(context).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
+            context.body()
+            return nil
+        }, raw)
+        precondition(status == 0, "raceRounds: pthread_create failed (\(status))")
+        handles.append(thread)
+    }
+    for index in stride(from: 1, through: rounds, by: 1) {
+        state.value = setup(index - 1)
+        round.store(index, ordering: .releasing)
+        var spins = 0
+        while finished.load(ordering: .acquiring) < threads * index {
+            spins += 1
+            if spins > 64 { sched_yield() }
+        }
+        check(state.value!)
+        state.value = nil
+    }
+    round.store(-1, ordering: .releasing)
+    for thread in handles {
+        pthread_join(thread, nil)
+    }
+}
+
+/// The state of the current round: written by the coordinator before it
+/// publishes the round number (release), read by workers after they see it
+/// (acquire).
+private final class _RoundState<State>: @unchecked Sendable {
+    var value: State?
+}

@@ -1,0 +1,179 @@
+public import SignalKit
+import Synchronization
+
+/// A virtual clock and the queues that run on it, for testing timing
+/// behaviour without sleeping.
+///
+/// ```swift
+/// let scheduler = VirtualTimeScheduler()
+/// let queue = scheduler.makeQueue(name: "timer")
+/// let log = EventLog()
+/// let handle = Signal<Int, NoError>.single(1) |> delay(2.0, queue: queue) |> log.start
+/// scheduler.advance(by: 1.9)   // nothing yet
+/// scheduler.advance(by: 0.1)   // "next 1", "completed"
+/// ```
+///
+/// Work scheduled on the scheduler's queues runs only inside `advance(by:)`,
+/// `advance(to:)` and `run()`, on the calling thread, in deadline order
+/// (FIFO among equal deadlines). While it runs, the queue it belongs to is
+/// current (`Queue.isCurrent()`), so SignalKit's inline rule works as on a
+/// real serial queue. `Queue.sync` from outside runs the work at once, with
+/// the queue marked current.
+///
+/// Thread safety: scheduling from any thread is safe; drive the clock from
+/// one thread at a time.
+public final class VirtualTimeScheduler: Sendable {
+    private struct Item {
+        let deadline: Double
+        let sequence: UInt64
+        let queue: ObjectIdentifier
+        let work: _Work
+    }
+
+    private struct State {
+        var now: Double = 0
+        var sequence: UInt64 = 0
+        var items: [Item] = []
+        var current: [ObjectIdentifier] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// The current virtual time, in seconds (starts at 0).
+    public var now: Double { state.withLock { $0.now } }
+
+    /// Scheduled work not yet run.
+    public var pendingCount: Int { state.withLock { $0.items.count } }
+
+    /// A new serial queue on this scheduler's clock.
+    public func makeQueue(name: String = "virtual") -> Queue {
+        Queue(scheduler: VirtualQueue(scheduler: self, name: name))
+    }
+
+    /// Runs everything due now or earlier, then moves the clock `interval`
+    /// seconds forward, running work in deadline order as its time comes.
+    public func advance(by interval: Double) {
+        precondition(interval >= 0, "VirtualTimeScheduler.advance(by:) needs a non-negative interval, got \(interval)")
+        advance(to: now + interval)
+    }
+
+    /// Moves the clock to `time`, running work as its time comes.
+    public func advance(to time: Double) {
+        while let item = takeNext(notAfter: time) {
+            execute(item)
+        }
+        state.withLock { state in
+            if state.now < time { state.now = time }
+        }
+    }
+
+    /// Runs until nothing is scheduled, moving the clock to each deadline.
+    /// Stops (with a precondition failure naming the cause) after
+    /// `maxSteps` items, which catches repeating timers that never stop.
+    public func run(maxSteps: Int = 1_000_000) {
+        var steps = 0
+        while let item = takeNext(notAfter: .infinity) {
+            steps += 1
+            precondition(
+                steps <= maxSteps,
+                "VirtualTimeScheduler.run(): more than \(maxSteps) items ran; a repeating timer never stops? Use advance(by:)"
+            )
+            execute(item)
+        }
+    }
+
+    private func takeNext(notAfter limit: Double) -> Item? {
+        state.withLock { state -> Item? in
+            guard !state.items.isEmpty else { return nil }
+            var best = 0
+            for index in state.items.indices.dropFirst() {
+                let item = state.items[index]
+                let chosen = state.items[best]
+                if item.deadline < chosen.deadline || (item.deadline == chosen.deadline && item.sequence < chosen.sequence) {
+                    best = index
+                }
+            }
+            guard state.items[best].deadline <= limit else { return nil }
+            let item = state.items.remove(at: best)
+            if item.deadline > state.now { state.now = item.deadline }
+            return item
+        }
+    }
+
+    private func execute(_ item: Item) {
+        guard !item.work.isCancelled else { return }
+        performAsCurrent(item.queue) { item.work.run() }
+    }
+
+    fileprivate func performAsCurrent(_ queue: ObjectIdentifier, _ body: () -> Void) {
+        state.withLock { $0.current.append(queue) }
+        body()
+        state.withLock { _ = $0.current.removeLast() }
+    }
+
+    fileprivate func isCurrent(_ queue: ObjectIdentifier) -> Bool {
+        state.withLock { $0.current.contains(queue) }
+    }
+
+    fileprivate func schedule(_ work: _Work, on queue: ObjectIdentifier, after delay: Double) {
+        state.withLock { state in
+            state.sequence += 1
+            state.items.append(
+                Item(deadline: state.now + max(0, delay), sequence: state.sequence, queue: queue, work: work)
+            )
+        }
+    }
+}
+
+/// One scheduled closure; cancellable.
+private final class _Work: Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: `work` is taken once under `cancelled`'s guard;
+    // the closure itself runs on the thread driving the virtual clock.
+    private let cancelled = Synchronization.Atomic<Bool>(false)
+    private let work: () -> Void
+
+    init(_ work: @escaping () -> Void) {
+        self.work = work
+    }
+
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    func run() { work() }
+
+    func dispose() { cancelled.store(true, ordering: .releasing) }
+}
+
+/// A serial queue on a `VirtualTimeScheduler`.
+final class VirtualQueue: QueueScheduler, CustomStringConvertible {
+    private let scheduler: VirtualTimeScheduler
+    let name: String
+
+    init(scheduler: VirtualTimeScheduler, name: String) {
+        self.scheduler = scheduler
+        self.name = name
+    }
+
+    var description: String { "VirtualQueue(\(name))" }
+
+    func isCurrent() -> Bool {
+        scheduler.isCurrent(ObjectIdentifier(self))
+    }
+
+    func schedule(_ work: @escaping () -> Void) {
+        scheduler.schedule(_Work(work), on: ObjectIdentifier(self), after: 0)
+    }
+
+    func schedule(after delay: Double, _ work: @escaping () -> Void) -> any Disposable {
+        let item = _Work(work)
+        scheduler.schedule(item, on: ObjectIdentifier(self), after: delay)
+        return item
+    }
+
+    func performSync(_ work: () -> Void) {
+        scheduler.performAsCurrent(ObjectIdentifier(self), work)
+    }
+
+    var currentTime: Double { scheduler.now }
+}
