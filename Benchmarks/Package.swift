@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+//===----------------------------------------------------------------------===//
+// signalkit-bench: SignalKit's benchmark suite (workloads W1–W9 of
+// shared/bench/workloads.md) against OpenCombine and hand-written floors,
+// interleaved in one process. A separate package so that benchmark
+// dependencies never enter SignalKit's dependency graph.
+//===----------------------------------------------------------------------===//
+import PackageDescription
+
+let package = Package(
+    name: "SignalKitBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "signalkit-bench", targets: ["signalkit-bench"]),
+        // Loaded with LD_PRELOAD by the allocation pass only.
+        .library(name: "SignalKitMallocCounter", type: .dynamic, targets: ["MallocCounter"]),
+    ],
+    dependencies: [
+        .package(path: "../"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        .target(name: "MallocCounter"),
+        .executableTarget(
+            name: "signalkit-bench",
+            dependencies: [
+                .product(name: "SignalKit", package: "main"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,149 @@
+import Foundation
+
+struct Options {
+    var filter: Set<String>?
+    var quick = false
+    var repetitions = 7
+    var jsonPath: String?
+    var allocationPass = false
+    var countAllocations = true
+
+    static let usage = """
+        usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations]
+
+          --filter IDS      run only these workloads (comma-separated, e.g. W2,W5)
+          --quick           smaller sizes: the whole run takes at most ~90 s after the build
+          --reps N          timed repetitions per workload (default 7, at least 3)
+          --json PATH       also write the results as JSON
+          --no-allocations  skip the allocation-counting pass
+        """
+
+    static func parse(_ arguments: [String]) -> Options? {
+        var options = Options()
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--filter":
+                guard let value = iterator.next() else { return nil }
+                options.filter = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+            case "--quick":
+                options.quick = true
+            case "--reps":
+                guard let value = iterator.next(), let reps = Int(value), reps >= 3 else { return nil }
+                options.repetitions = reps
+            case "--json":
+                guard let value = iterator.next() else { return nil }
+                options.jsonPath = value
+            case "--allocation-pass":
+                options.allocationPass = true
+            case "--no-allocations":
+                options.countAllocations = false
+            case "--help", "-h":
+                return nil
+            default:
+                return nil
+            }
+        }
+        return options
+    }
+}
+
+/// Everything measured for one workload.
+struct WorkloadResult {
+    let workload: Workload
+    var summaries: [Peer: Summary] = [:]
+    var latencies: [Peer: Latency] = [:]
+    var allocations: [Peer: Double] = [:]
+    var checksumFailures: [Peer] = []
+    /// Extra measurements (W4 scaling, W8 lock-free floor), by label.
+    var extras: [(label: String, value: Double)] = []
+
+    func median(_ peer: Peer) -> Double? { summaries[peer]?.median }
+}
+
+func run(options: Options) -> Int32 {
+    let workloads = allWorkloads.filter { options.filter?.contains($0.id) ?? true }
+    if let filter = options.filter {
+        let unknown = filter.subtracting(allWorkloads.map(\.id))
+        if !unknown.isEmpty {
+            progress("unknown workload(s): \(unknown.sorted().joined(separator: ", ")); known: \(allWorkloads.map(\.id).joined(separator: ", "))")
+            return 2
+        }
+    }
+    if options.allocationPass {
+        return runAllocationPass(workloads: workloads, quick: options.quick)
+    }
+    startBackgroundThread()
+    let allocations = options.countAllocations ? measureAllocations(workloads: workloads, quick: options.quick) : [:]
+    var results: [WorkloadResult] = []
+    for workload in workloads {
+        var result = WorkloadResult(workload: workload)
+        result.allocations = allocations[workload.id] ?? [:]
+        let size = options.quick ? workload.quickSize : workload.fullSize
+        progress("\(workload.id) \(workload.title): warm-up")
+        for peer in workload.peers { _ = workload.run(peer, size) }
+        var samples: [Peer: [Double]] = [:]
+        var latencySamples: [Peer: [Latency]] = [:]
+        for repetition in 0..<options.repetitions {
+            let order = rotated(workload.peers, by: repetition)
+            progress("\(workload.id): repetition \(repetition + 1)/\(options.repetitions) (\(order.map(\.rawValue).joined(separator: ", ")))")
+            for peer in order {
+                let outcome = workload.run(peer, size)
+                if !outcome.checksumMatches {
+                    progress("CHECK FAILED: \(workload.id) \(peer.rawValue)")
+                    result.checksumFailures.append(peer)
+                }
+                samples[peer, default: []].append(outcome.nanosecondsPerOp)
+                if let latency = outcome.latency { latencySamples[peer, default: []].append(latency) }
+            }
+        }
+        for (peer, values) in samples { result.summaries[peer] = Summary(values) }
+        for (peer, values) in latencySamples {
+            result.latencies[peer] = Latency(
+                p50: Summary(values.map(\.p50)).median,
+                p90: Summary(values.map(\.p90)).median,
+                p99: Summary(values.map(\.p99)).median
+            )
+        }
+        result.extras = extraMeasurements(for: workload, size: size, repetitions: options.repetitions)
+        results.append(result)
+    }
+    let report = Report(results: results, quick: options.quick, repetitions: options.repetitions)
+    print(report.table())
+    if let path = options.jsonPath {
+        do {
+            try report.json().write(to: URL(fileURLWithPath: path))
+            progress("wrote \(path)")
+        } catch {
+            progress("could not write \(path): \(error)")
+            return 1
+        }
+    }
+    return results.contains { !$0.checksumFailures.isEmpty } ? 1 : 0
+}
+
+/// Workload-specific extra rows: W4's scaling check and W8's lock-free floor.
+func extraMeasurements(for workload: Workload, size: Int, repetitions: Int) -> [(label: String, value: Double)] {
+    switch workload.id {
+    case "W4":
+        var extras: [(String, Double)] = []
+        for standing in [10, 1_000, 10_000] {
+            var samples: [Double] = []
+            for _ in 0..<repetitions { samples.append(runW4(.signalkit, size, standing: standing).nanosecondsPerOp) }
+            extras.append(("SignalKit with \(standing) standing", Summary(samples).median))
+        }
+        return extras
+    case "W8":
+        var samples: [Double] = []
+        for _ in 0..<repetitions { samples.append(runW8NoLockFloor(size)) }
+        return [("floor, no lock", Summary(samples).median)]
+    default:
+        return []
+    }
+}
+
+func rotated<Element>(_ elements: [Element], by count: Int) -> [Element] {
+    guard !elements.isEmpty else { return elements }
+    let shift = count % elements.count
+    return Array(elements[shift...] + elements[..<shift])
+}

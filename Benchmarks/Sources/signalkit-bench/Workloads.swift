@@ -1,0 +1,74 @@
+// The workload registry: ids, units, sizes and the targets of
+// shared/bench/workloads.md. Workload definitions are fixed: change one only
+// by adding a new one, so that figures stay comparable over time.
+
+/// SignalKit's target on a workload.
+struct Target: Sendable {
+    /// SignalKit's median must be at most this (in the workload's unit).
+    var nanoseconds: Double?
+    /// SignalKit's allocations per operation must be at most this.
+    var allocations: Double?
+    /// The in-run check, as text (ratios against the floor / peers).
+    var check: String
+    /// Report-only workloads have no pass/fail.
+    var reportOnly = false
+}
+
+struct Workload: Sendable {
+    let id: String
+    let title: String
+    let unit: String
+    let fullSize: Int
+    let quickSize: Int
+    let peers: [Peer]
+    let target: Target
+    let run: @Sendable (Peer, Int) -> RunResult
+}
+
+let allWorkloads: [Workload] = [
+    Workload(
+        id: "W1", title: "subscribe+dispose cold 1-value signal", unit: "ns/cycle",
+        fullSize: 200_000, quickSize: 50_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 150, allocations: 3, check: "<= 6x floor"),
+        run: { runW1($0, $1) }
+    ),
+    Workload(
+        id: "W3", title: "hot fan-out, 100 subscribers", unit: "ns/delivery",
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 18, allocations: 0, check: "<= 1.5x floor"),
+        run: { runW3($0, $1) }
+    ),
+    Workload(
+        id: "W4", title: "churn add+dispose with 1,000 subscribers", unit: "ns/pair",
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 200, allocations: 3, check: "<= 3x floor; flat from 10 to 10,000 (±25%)"),
+        run: { runW4($0, $1) }
+    ),
+    Workload(
+        id: "W7", title: "serial-disposable swap", unit: "ns/set",
+        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 40, allocations: 1, check: "<= 1.2x floor"),
+        run: { runW7($0, $1) }
+    ),
+    Workload(
+        id: "W8", title: "2 threads x sends, 1 subscriber (wall)", unit: "ns/value",
+        fullSize: 500_000, quickSize: 100_000, peers: Peer.allCases,
+        target: Target(nanoseconds: nil, allocations: 0, check: "report only: <= 2x serialised floor", reportOnly: true),
+        run: { runW8($0, $1) }
+    ),
+    Workload(
+        id: "W9", title: "queue hop (throughput; latency at 2 µs pacing)", unit: "ns/event",
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        target: Target(nanoseconds: nil, allocations: 1, check: "throughput <= 1.3x floor; p50 <= floor + 0.3 µs"),
+        run: { runW9($0, $1) }
+    ),
+].sorted { $0.id.localizedStandardCompare($1.id) }
+
+extension String {
+    /// "W2" < "W10".
+    func localizedStandardCompare(_ other: String) -> Bool {
+        let lhs = Int(dropFirst()) ?? 0
+        let rhs = Int(other.dropFirst()) ?? 0
+        return lhs < rhs
+    }
+}
