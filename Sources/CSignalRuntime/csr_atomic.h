@@ -46,20 +46,25 @@ static inline void csr_backoff(unsigned *spins) {
 }
 
 /// Atomic fetch-or (libatomic_ops has AO_or but it returns nothing).
-/// Ordering: full.
+/// When every bit is already set, no write happens: the result comes from an
+/// acquire load (nothing changed, so there is nothing to order after).
+/// Ordering: full when it writes, acquire otherwise.
 static inline AO_t csr_fetch_or_full(volatile AO_t *addr, AO_t bits) {
-    AO_t old = AO_load(addr);
-    while (!AO_compare_and_swap_full(addr, old, old | bits)) {
-        old = AO_load(addr);
+    AO_t old = AO_load_acquire(addr);
+    while ((old & bits) != bits) {
+        if (AO_compare_and_swap_full(addr, old, old | bits)) return old;
+        old = AO_load_acquire(addr);
     }
     return old;
 }
 
-/// Atomic fetch-and-not. Ordering: full.
+/// Atomic fetch-and-not; no write when none of the bits is set.
+/// Ordering: full when it writes, acquire otherwise.
 static inline AO_t csr_fetch_andnot_full(volatile AO_t *addr, AO_t bits) {
-    AO_t old = AO_load(addr);
-    while (!AO_compare_and_swap_full(addr, old, old & ~bits)) {
-        old = AO_load(addr);
+    AO_t old = AO_load_acquire(addr);
+    while ((old & bits) != 0) {
+        if (AO_compare_and_swap_full(addr, old, old & ~bits)) return old;
+        old = AO_load_acquire(addr);
     }
     return old;
 }

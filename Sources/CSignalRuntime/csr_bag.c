@@ -173,7 +173,21 @@ static void csr_index_delete_slot(csr_bag *bag, size_t hole) {
     bag->index_count -= 1;
 }
 
+/// Whether no reader is inside. Call after a full barrier that follows the
+/// writes readers must see (the Dekker pairing described at csr_bag_remove).
+static bool csr_bag_quiescent(const csr_bag *bag) {
+    return AO_load_acquire(&bag->active[0]) == 0 && AO_load_acquire(&bag->active[1]) == 0;
+}
+
 static void csr_bag_retire(csr_bag *bag, void *ptr, bool is_array) {
+    if (is_array) {
+        // Nobody inside: nobody can still hold the old array.
+        AO_nop_full();
+        if (csr_bag_quiescent(bag)) {
+            csr_array_free(ptr);
+            return;
+        }
+    }
     csr_retire_list *list = &bag->retired[AO_load(&bag->epoch) & 1];
     while (!csr_list_push(list, ptr, is_array)) {
         // Out of memory for bookkeeping: wait for readers to leave instead of
@@ -308,8 +322,8 @@ uint64_t csr_bag_insert(csr_bag *bag, void *item) {
     return key;
 }
 
-/// Removes the entry at index slot `slot`. Under the lock.
-static void csr_bag_remove_at(csr_bag *bag, size_t slot) {
+/// Clears the entry at index slot `slot` and returns its item. Under the lock.
+static void *csr_bag_clear_at(csr_bag *bag, size_t slot) {
     csr_bag_array *array = (csr_bag_array *)AO_load(&bag->array);
     uint32_t position = bag->index_positions[slot];
     void *item = (void *)AO_load(&array->entries[position].item);
@@ -317,25 +331,34 @@ static void csr_bag_remove_at(csr_bag *bag, size_t slot) {
     csr_index_delete_slot(bag, slot);
     AO_store_release(&bag->live, AO_load(&bag->live) - 1);
     bag->tombstones += 1;
-    csr_bag_retire(bag, item, false);
+    return item;
 }
 
-bool csr_bag_remove(csr_bag *bag, uint64_t key) {
+void *csr_bag_remove(csr_bag *bag, uint64_t key, bool *found) {
     csr_spin_lock(&bag->lock);
     size_t slot = csr_index_find(bag, key);
     if (slot == SIZE_MAX) {
         csr_spin_unlock(&bag->lock);
-        return false;
+        *found = false;
+        return NULL;
     }
-    csr_bag_remove_at(bag, slot);
+    *found = true;
+    void *item = csr_bag_clear_at(bag, slot);
     size_t live = AO_load(&bag->live);
     if (bag->tombstones >= 16 && bag->tombstones > live) (void)csr_bag_rebuild(bag, live < 2 ? 4 : live * 2);
     // Full barrier: the cleared entry is visible to every reader that
     // registers after this point, before reader counters are inspected.
     AO_nop_full();
+    if (csr_bag_quiescent(bag)) {
+        // No reader inside, and any later reader sees the cleared entry.
+        if (AO_load(&bag->backlog) != 0) csr_bag_advance(bag);
+        csr_spin_unlock(&bag->lock);
+        return item;
+    }
+    csr_bag_retire(bag, item, false);
     csr_bag_advance(bag);
     csr_spin_unlock(&bag->lock);
-    return true;
+    return NULL;
 }
 
 size_t csr_bag_remove_all(csr_bag *bag) {
@@ -347,7 +370,7 @@ size_t csr_bag_remove_all(csr_bag *bag) {
             continue;
         }
         // Backward-shift deletion may move another key into `slot`: look again.
-        csr_bag_remove_at(bag, slot);
+        csr_bag_retire(bag, csr_bag_clear_at(bag, slot), false);
         removed += 1;
     }
     if (removed != 0) (void)csr_bag_rebuild(bag, 4);

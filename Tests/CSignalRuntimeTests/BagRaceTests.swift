@@ -64,7 +64,12 @@ extension CSignalRuntimeSuite {
                     var mine: [UInt64] = []
                     for step in 0..<perThread {
                         if step % 3 == 2, !mine.isEmpty {
-                            #expect(csr_bag_remove(bag, mine.removeFirst()))
+                            var found = false
+                            if let item = csr_bag_remove(bag, mine.removeFirst(), &found) {
+                                freeItem(item)
+                                freed.add(1, ordering: .relaxed)
+                            }
+                            #expect(found)
                             reclaim()
                         } else {
                             let key = csr_bag_insert(bag, makeItem())
@@ -73,7 +78,14 @@ extension CSignalRuntimeSuite {
                             mine.append(key)
                         }
                     }
-                    for key in mine { #expect(csr_bag_remove(bag, key)) }
+                    for key in mine {
+                        var found = false
+                        if let item = csr_bag_remove(bag, key, &found) {
+                            freeItem(item)
+                            freed.add(1, ordering: .relaxed)
+                        }
+                        #expect(found)
+                    }
                     reclaim()
                 }
             }

@@ -21,6 +21,14 @@ private func walk(_ bag: OpaquePointer) -> [Int] {
     return seen
 }
 
+/// Removes `key`; returns whether it was found and the item if it came back
+/// at once (no reader inside).
+private func remove(_ bag: OpaquePointer, _ key: UInt64) -> (found: Bool, item: Int?) {
+    var found = false
+    let item = csr_bag_remove(bag, key, &found)
+    return (found, item.map(value))
+}
+
 private func reclaimAll(_ bag: OpaquePointer) -> [Int] {
     var buffer = [UnsafeMutableRawPointer?](repeating: nil, count: 4)
     var all: [Int] = []
@@ -41,12 +49,13 @@ extension CSignalRuntimeSuite {
             #expect(keys == [1, 2, 3, 4, 5])
             #expect(walk(bag) == [1, 2, 3, 4, 5])
             #expect(csr_bag_count(bag) == 5)
-            #expect(csr_bag_remove(bag, keys[1]))
-            #expect(!csr_bag_remove(bag, keys[1]), "removing twice is a no-op")
-            #expect(!csr_bag_remove(bag, 999))
+            let removed = remove(bag, keys[1])
+            #expect(removed.found && removed.item == 2, "no reader inside: the item comes back at once")
+            #expect(!remove(bag, keys[1]).found, "removing twice is a no-op")
+            #expect(!remove(bag, 999).found)
             #expect(csr_bag_insert(bag, item(6)) == 6, "keys are never reused")
             #expect(walk(bag) == [1, 3, 4, 5, 6])
-            #expect(reclaimAll(bag) == [2])
+            #expect(reclaimAll(bag) == [])
             #expect(csr_bag_remove_all(bag) == 5)
             #expect(reclaimAll(bag) == [1, 3, 4, 5, 6])
             #expect(csr_bag_count(bag) == 0)
@@ -58,8 +67,9 @@ extension CSignalRuntimeSuite {
             let key = csr_bag_insert(bag, item(1))
             _ = csr_bag_insert(bag, item(2))
             var read = csr_bag_read_begin(bag)
-            #expect(csr_bag_remove(bag, key))
-            #expect(reclaimAll(bag) == [], "a reader is inside: not reclaimable yet")
+            let removed = remove(bag, key)
+            #expect(removed.found && removed.item == nil, "a reader is inside: retired, not handed back")
+            #expect(reclaimAll(bag) == [], "still not reclaimable")
             #expect(csr_bag_pending(bag) == 1)
             // The pinned walk skips the removed entry.
             var position = 0
@@ -121,8 +131,9 @@ extension CSignalRuntimeSuite {
                     nextValue += 1
                 } else {
                     let index = Int(random.next() % UInt64(model.count))
-                    #expect(csr_bag_remove(bag, model[index].key))
-                    removed.append(model[index].value)
+                    let result = remove(bag, model[index].key)
+                    #expect(result.found)
+                    #expect(result.item == model[index].value, "no reader inside: handed back at once (seed \(seed))")
                     model.remove(at: index)
                 }
                 if random.next() % 97 == 0 {
@@ -134,8 +145,8 @@ extension CSignalRuntimeSuite {
             }
             #expect(walk(bag) == model.map(\.value), "seed \(seed)")
             #expect(csr_bag_count(bag) == model.count)
-            let reclaimed = reclaimAll(bag)
-            #expect(reclaimed == removed.sorted(), "seed \(seed)")
+            #expect(reclaimAll(bag) == [], "nothing was retired (seed \(seed))")
+            #expect(removed.isEmpty)
             _ = csr_bag_remove_all(bag)
             #expect(reclaimAll(bag) == model.map(\.value).sorted())
         }

@@ -7,6 +7,7 @@ struct Options {
     var jsonPath: String?
     var allocationPass = false
     var countAllocations = true
+    var onlyPeer: Peer?
 
     static let usage = """
         usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations]
@@ -16,6 +17,7 @@ struct Options {
           --reps N          timed repetitions per workload (default 7, at least 3)
           --json PATH       also write the results as JSON
           --no-allocations  skip the allocation-counting pass
+          --peer NAME       run only one peer (SignalKit, OpenCombine or floor), e.g. for profiling
         """
 
     static func parse(_ arguments: [String]) -> Options? {
@@ -38,6 +40,11 @@ struct Options {
                 options.allocationPass = true
             case "--no-allocations":
                 options.countAllocations = false
+            case "--peer":
+                guard let value = iterator.next(), let peer = Peer.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() }) else {
+                    return nil
+                }
+                options.onlyPeer = peer
             case "--help", "-h":
                 return nil
             default:
@@ -62,7 +69,10 @@ struct WorkloadResult {
 }
 
 func run(options: Options) -> Int32 {
-    let workloads = allWorkloads.filter { options.filter?.contains($0.id) ?? true }
+    var workloads = allWorkloads.filter { options.filter?.contains($0.id) ?? true }
+    if let peer = options.onlyPeer {
+        workloads = workloads.map { $0.restricted(to: peer) }
+    }
     if let filter = options.filter {
         let unknown = filter.subtracting(allWorkloads.map(\.id))
         if !unknown.isEmpty {

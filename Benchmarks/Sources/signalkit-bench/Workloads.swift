@@ -25,6 +25,16 @@ struct Workload: Sendable {
     let run: @Sendable (Peer, Int) -> RunResult
 }
 
+extension Workload {
+    /// The same workload with a single peer (profiling).
+    func restricted(to peer: Peer) -> Workload {
+        Workload(
+            id: id, title: title, unit: unit, fullSize: fullSize, quickSize: quickSize,
+            peers: peers.filter { $0 == peer }, target: target, run: run
+        )
+    }
+}
+
 let allWorkloads: [Workload] = [
     Workload(
         id: "W1", title: "subscribe+dispose cold 1-value signal", unit: "ns/cycle",

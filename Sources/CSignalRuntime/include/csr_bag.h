@@ -58,13 +58,19 @@ void csr_bag_destroy(csr_bag *bag);
 /// Thread safety: any thread, concurrently with everything.
 CSR_WARN_UNUSED uint64_t csr_bag_insert(csr_bag *bag, void *item);
 
-/// Removes the entry with `key`. Returns true if it was present: the item is
-/// retired and comes back through `csr_bag_reclaim` once no reader can see it.
-/// Unknown or already removed keys return false.
-/// Ordering: writer spinlock; the entry is cleared with a full barrier before
-/// reader counters are inspected. Thread safety: any thread, concurrently,
-/// also from inside a reader on the same thread.
-bool csr_bag_remove(csr_bag *bag, uint64_t key);
+/// Removes the entry with `key`; `*found` tells whether it was present.
+/// When no reader is inside the bag, nothing can still see the item: it is
+/// returned at once (+1, the caller releases it). Otherwise it is retired,
+/// NULL is returned, and it comes back through `csr_bag_reclaim` once the
+/// readers that might see it have left. Unknown or already removed keys
+/// return NULL with `*found == false`.
+/// Ordering: writer spinlock; the entry is cleared, then a full barrier, then
+/// the reader counters are read (a reader increments its counter with a full
+/// read-modify-write before it reads entries, so one of the two sides sees
+/// the other).
+/// Thread safety: any thread, concurrently, also from inside a reader on the
+/// same thread.
+void *CSR_NULLABLE csr_bag_remove(csr_bag *bag, uint64_t key, bool *found);
 
 /// Removes every entry (each is retired as by `csr_bag_remove`). Returns how
 /// many were removed.

@@ -46,6 +46,7 @@ typedef struct csr_flag csr_flag;
 #define CSR_FLAG_USER0 0x100u
 #define CSR_FLAG_USER1 0x200u
 #define CSR_FLAG_USER2 0x400u
+#define CSR_FLAG_USER3 0x800u
 
 /// Results of `csr_flag_enter`.
 /// Terminated: do not touch the resource; nothing is owed.
@@ -87,17 +88,21 @@ bool csr_flag_is_terminated(const csr_flag *flag);
 
 /// The terminal transition: test-and-set of TERMINATED. Returns `true` to the
 /// one caller that performed it.
-/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+/// Ordering: full when it performs the transition; a caller that finds the
+/// flag already terminated only does an acquire load.
+/// Ownership: none. Thread safety: any thread, concurrently.
 CSR_WARN_UNUSED bool csr_flag_terminate(csr_flag *flag);
 
 /// Atomically ORs `bits` into the state and returns the previous bits.
 /// Use it for CSR_FLAG_USER* markers; setting TERMINATED or RELEASED this way
 /// bypasses the guard's bookkeeping.
-/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+/// Ordering: full when it writes; an acquire load when the bits were set.
+/// Ownership: none. Thread safety: any thread, concurrently.
 uintptr_t csr_flag_set_bits(csr_flag *flag, uintptr_t bits);
 
 /// Atomically clears `bits` and returns the previous bits.
-/// Ordering: full. Ownership: none. Thread safety: any thread, concurrently.
+/// Ordering: full when it writes; an acquire load when none was set.
+/// Ownership: none. Thread safety: any thread, concurrently.
 uintptr_t csr_flag_clear_bits(csr_flag *flag, uintptr_t bits);
 
 /// Acquires the flag's spinlock: a bounded spin (with a CPU pause), then
@@ -137,7 +142,8 @@ CSR_WARN_UNUSED bool csr_flag_claim_release(csr_flag *flag);
 /// Claims the release regardless of readers. Only for the owner's teardown,
 /// when no reader can exist any more. Returns `true` if the caller must
 /// release the resource.
-/// Ordering: full. Ownership: as `csr_flag_claim_release`.
+/// Ordering: full when it claims; an acquire load when already claimed.
+/// Ownership: as `csr_flag_claim_release`.
 /// Thread safety: any thread.
 CSR_WARN_UNUSED bool csr_flag_claim_release_unguarded(csr_flag *flag);
 

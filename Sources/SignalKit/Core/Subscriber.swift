@@ -43,7 +43,8 @@ public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendabl
     }
 
     deinit {
-        var subscription = self.subscription.takeRetainedValue()
+        // Non-generic type on purpose: no generic metadata lookup in deinit.
+        var subscription: _SubscriptionBase = self.subscription.takeRetainedValue()
         // Unique now means nobody holds the handle any more.
         let handleReleased = isKnownUniquelyReferenced(&subscription)
         subscription.subscriberReleased(handleReleased: handleReleased)

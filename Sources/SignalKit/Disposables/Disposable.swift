@@ -38,9 +38,8 @@ public final class ActionDisposable: Disposable, @unchecked Sendable {
 
     public func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let action = self.action
-        self.action = nil
-        action?()
+        // Moved out, not copied: no retain/release pair on the context.
+        action.take()?()
     }
 }
 

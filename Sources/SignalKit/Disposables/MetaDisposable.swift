@@ -17,7 +17,9 @@ public final class MetaDisposable: Disposable {
         slot.destroy()
     }
 
-    public func set(_ disposable: (any Disposable)?) {
+    /// `disposable` is taken over (`consuming`): a freshly created disposable
+    /// is stored without an extra retain.
+    public func set(_ disposable: consuming (any Disposable)?) {
         slot.set(disposable)
     }
 

@@ -80,8 +80,9 @@ public final class Promise<T>: @unchecked Sendable {
             if let initializer {
                 self.set(initializer)
             }
-            guard let key else { return EmptyDisposable }
-            return ActionDisposable { self.subscribers.remove(key) }
+            // The entry keeps the promise alive until the subscription ends.
+            if let key { subscriber.registerSourceEntry(bag: self.subscribers, key: key, owner: self) }
+            return EmptyDisposable
         }
     }
 }

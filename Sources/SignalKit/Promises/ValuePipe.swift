@@ -20,10 +20,18 @@ public final class ValuePipe<T>: @unchecked Sendable {
     public init() {
         let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
         self.subscribers = subscribers
-        sharedSignal = Signal { [weak subscribers] subscriber in
-            guard let subscribers, let key = subscribers.insert(subscriber) else { return EmptyDisposable }
-            return _BagEntryDisposable(bag: subscribers, key: key)
+        // The signal holds the bag, not the pipe; the pipe empties and closes
+        // the bag when it dies, which ends every subscription.
+        sharedSignal = Signal { subscriber in
+            guard let key = subscribers.insert(subscriber) else { return EmptyDisposable }
+            subscriber.registerSourceEntry(bag: subscribers, key: key, owner: nil)
+            return EmptyDisposable
         }
+    }
+
+    deinit {
+        subscribers.close()
+        subscribers.removeAll()
     }
 
     /// The pipe's signal (the same object every time).

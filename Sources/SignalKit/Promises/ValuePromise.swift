@@ -54,8 +54,9 @@ public final class ValuePromise<T: Equatable>: @unchecked Sendable {
             if let current {
                 subscriber.putNext(current)
             }
-            guard let key else { return EmptyDisposable }
-            return ActionDisposable { self.subscribers.remove(key) }
+            // The entry keeps the promise alive until the subscription ends.
+            if let key { subscriber.registerSourceEntry(bag: self.subscribers, key: key, owner: self) }
+            return EmptyDisposable
         }
     }
 }

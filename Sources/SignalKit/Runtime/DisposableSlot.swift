@@ -22,8 +22,10 @@ struct _DisposableSlot: @unchecked Sendable {
     /// Replaces the current disposable with `disposable` and disposes the
     /// previous one (even if it is the same object). If the slot was closed,
     /// disposes `disposable` instead.
-    func set(_ disposable: (any Disposable)?) {
-        let desired = disposable.map { Unmanaged.passRetained($0 as AnyObject).toOpaque() }
+    @inline(__always)
+    func set(_ disposable: consuming (any Disposable)?) {
+        // The caller hands over its reference: storing it needs no retain.
+        let desired = disposable.take().map { Unmanaged.passRetained($0 as AnyObject).toOpaque() }
         var refused = false
         let previous = csr_slot_exchange(slot, desired, &refused)
         if refused {

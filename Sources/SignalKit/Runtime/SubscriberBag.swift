@@ -8,9 +8,13 @@ internal import CSignalRuntime
 /// walk that might still see it is running: at once when no walk is in
 /// progress, otherwise when the last such walk ends.
 ///
+/// The untyped part: everything but insertion and walks. Non-generic so that
+/// a subscription can remove its entry without knowing the item type.
+///
 /// `@unchecked Sendable`: the C bag is thread-safe; `bag` is immutable.
-final class _SubscriberBag<Item: AnyObject>: @unchecked Sendable {
-    private let bag: OpaquePointer
+@usableFromInline
+class _SubscriberBagBase: @unchecked Sendable {
+    fileprivate let bag: OpaquePointer
 
     init() {
         guard let bag = csr_bag_create() else {
@@ -26,6 +30,49 @@ final class _SubscriberBag<Item: AnyObject>: @unchecked Sendable {
         csr_bag_destroy(bag)
     }
 
+    /// Removes the item with `key` (no-op if absent). Returns whether it was
+    /// there. The item is released now if no walk can see it, else when the
+    /// last such walk ends.
+    @discardableResult
+    final func remove(_ key: UInt64) -> Bool {
+        var found = false
+        if let item = csr_bag_remove(bag, key, &found) {
+            Unmanaged<AnyObject>.fromOpaque(item).release()
+        }
+        return found
+    }
+
+    /// Removes every item.
+    final func removeAll() {
+        if csr_bag_remove_all(bag) != 0 { reclaim() }
+    }
+
+    /// Rejects later inserts. Returns whether this call closed the bag.
+    @discardableResult
+    final func close() -> Bool { csr_bag_close(bag) }
+
+    final var isClosed: Bool { csr_bag_is_closed(bag) }
+
+    final var count: Int { csr_bag_count(bag) }
+
+    final var isEmpty: Bool { csr_bag_count(bag) == 0 }
+
+    /// Releases the retired items that no walk can see any more.
+    final func reclaim() {
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 16) { buffer in
+            while true {
+                let count = csr_bag_reclaim(bag, buffer.baseAddress, 16)
+                for index in 0..<count {
+                    Unmanaged<AnyObject>.fromOpaque(buffer[index]!).release()
+                }
+                if count < 16 { break }
+            }
+        }
+    }
+}
+
+/// The typed face: insertion and snapshot walks over `Item`s.
+final class _SubscriberBag<Item: AnyObject>: _SubscriberBagBase, @unchecked Sendable {
     /// Appends `item`; returns its key, or nil if the bag was closed.
     func insert(_ item: Item) -> UInt64? {
         let raw = Unmanaged.passRetained(item).toOpaque()
@@ -36,29 +83,6 @@ final class _SubscriberBag<Item: AnyObject>: @unchecked Sendable {
         }
         return key
     }
-
-    /// Removes the item with `key` (no-op if absent). Returns whether it was there.
-    @discardableResult
-    func remove(_ key: UInt64) -> Bool {
-        guard csr_bag_remove(bag, key) else { return false }
-        reclaim()
-        return true
-    }
-
-    /// Removes every item.
-    func removeAll() {
-        if csr_bag_remove_all(bag) != 0 { reclaim() }
-    }
-
-    /// Rejects later inserts. Returns whether this call closed the bag.
-    @discardableResult
-    func close() -> Bool { csr_bag_close(bag) }
-
-    var isClosed: Bool { csr_bag_is_closed(bag) }
-
-    var count: Int { csr_bag_count(bag) }
-
-    var isEmpty: Bool { csr_bag_count(bag) == 0 }
 
     /// Pins the current items (a snapshot: later inserts are not seen).
     /// Pair with exactly one `finishRead`, on the same thread.
@@ -91,19 +115,6 @@ final class _SubscriberBag<Item: AnyObject>: @unchecked Sendable {
         var read = beginRead()
         finishRead(&read, body)
     }
-
-    /// Releases the retired items that no walk can see any more.
-    func reclaim() {
-        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 16) { buffer in
-            while true {
-                let count = csr_bag_reclaim(bag, buffer.baseAddress, 16)
-                for index in 0..<count {
-                    Unmanaged<Item>.fromOpaque(buffer[index]!).release()
-                }
-                if count < 16 { break }
-            }
-        }
-    }
 }
 
 /// A pinned snapshot of a `_SubscriberBag` (see `beginRead`).
@@ -111,20 +122,16 @@ struct _BagRead {
     fileprivate var read: csr_bag_read
 }
 
-/// Removes one entry from a bag when disposed. Holds the bag weakly: the
-/// bag's owner (a pipe, a promise) decides how long subscriptions live.
-final class _BagEntryDisposable<Item: AnyObject>: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: both fields are immutable after init (the weak
-    // reference is read atomically by the runtime).
-    private weak var bag: _SubscriberBag<Item>?
-    private let key: UInt64
-
-    init(bag: _SubscriberBag<Item>, key: UInt64) {
-        self.bag = bag
-        self.key = key
-    }
-
-    func dispose() {
-        bag?.remove(key)
+extension Subscriber {
+    /// Registers the subscriber's entry in a SignalKit source's bag (a pipe's,
+    /// a promise's): when the subscription ends (termination or handle
+    /// disposal), the entry is removed, exactly once, where SwiftSignalKit
+    /// would dispose a removal disposable. Saves that disposable's allocation
+    /// on every subscription. `owner` (optional) is kept alive until then (a
+    /// promise subscription keeps the promise alive).
+    ///
+    /// Call from the generator right after inserting the subscriber.
+    func registerSourceEntry(bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?) {
+        subscription._withUnsafeGuaranteedRef { $0.registerSourceEntry(bag: bag, key: key, owner: owner) }
     }
 }

@@ -29,6 +29,10 @@ internal import CSignalRuntime
 // ---------------------------------------------------------------------------
 
 /// Header of a `_Subscription`; the tail holds the C flag then the C slot.
+///
+/// Plain data on purpose (only `Unmanaged` references): building, copying
+/// and destroying it costs no value-witness calls. `_SubscriptionBase.deinit`
+/// releases what it still holds.
 @usableFromInline
 struct _SubscriptionHeader {
     /// The sink, +1. Released once, by whoever wins the flag's release claim.
@@ -36,24 +40,42 @@ struct _SubscriptionHeader {
     /// Whether the sink is released at termination (user callbacks) or
     /// pinned until the subscriber dies (SignalKit's own operator sinks).
     @usableFromInline let releasesSinkOnTermination: Bool
-    /// Objects kept alive by `Subscriber.keepAlive`, under the flag's spinlock.
-    @usableFromInline var keepAlive: [AnyObject]
-    /// The generator's disposable; owned by whoever owns the slot's token.
-    @usableFromInline var disposable: (any Disposable)?
+    /// The generator's disposable (+1); owned by whoever owns the slot's token.
+    @usableFromInline var disposable: Unmanaged<AnyObject>?
+    /// Objects kept alive by `Subscriber.keepAlive` (+1), under the flag's
+    /// spinlock; allocated on first use.
+    @usableFromInline var keepAlive: Unmanaged<_KeepAliveList>?
+    /// A SignalKit source's bag entry for this subscriber (see
+    /// `registerSourceEntry`), under the flag's spinlock: the bag (+1), the
+    /// key, and an object kept alive (+1) until the entry is removed.
+    @usableFromInline var sourceBag: Unmanaged<_SubscriberBagBase>?
+    @usableFromInline var sourceKey: UInt64
+    @usableFromInline var sourceOwner: Unmanaged<AnyObject>?
 
     @inlinable
     init(sink: Unmanaged<AnyObject>, releasesSinkOnTermination: Bool) {
         self.sink = sink
         self.releasesSinkOnTermination = releasesSinkOnTermination
-        self.keepAlive = []
         self.disposable = nil
+        self.keepAlive = nil
+        self.sourceBag = nil
+        self.sourceKey = 0
+        self.sourceOwner = nil
     }
+}
+
+/// The objects `Subscriber.keepAlive` keeps.
+@usableFromInline
+final class _KeepAliveList {
+    var objects: [AnyObject] = []
+    init() {}
 }
 
 /// Bits of the C flag that the subscription uses for itself.
 private let _handleDisposedBit = UInt(CSR_FLAG_USER0)
 private let _keepAliveBit = UInt(CSR_FLAG_USER1)
 private let _countedBit = UInt(CSR_FLAG_USER2)
+private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
 
 /// Words of tail storage: the flag, then the slot.
 private let _flagWords = Int(CSR_FLAG_SIZE) / 8
@@ -63,6 +85,10 @@ private let _flagWords = Int(CSR_FLAG_SIZE) / 8
 /// (any aligned non-null address that is never a real object).
 @inline(__always)
 private var _slotToken: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 0x10)! }
+
+/// The token for `EmptyDisposable`: nothing to store, retain or dispose.
+@inline(__always)
+private var _emptyToken: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 0x20)! }
 
 /// The non-generic part of a subscription: flag, slot, keep-alive objects,
 /// disposal. Also the handle returned by `Signal.start`.
@@ -93,6 +119,20 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         storage.withUnsafeMutablePointerToElements(body)
     }
 
+    /// A pointer to one field of the header. Fields are always accessed
+    /// through their own pointers (never through the whole header struct), so
+    /// that a write of one field (under its own protocol) and a read of
+    /// another on a different thread are separate accesses, as they are in
+    /// memory. The offset folds to a constant in optimised builds.
+    @inline(__always)
+    final func headerField<Field>(_ field: KeyPath<_SubscriptionHeader, Field>) -> UnsafeMutablePointer<Field> {
+        withUnsafeMutablePointerToHeader { header in
+            UnsafeMutableRawPointer(header)
+                .advanced(by: MemoryLayout<_SubscriptionHeader>.offset(of: field)!)
+                .assumingMemoryBound(to: Field.self)
+        }
+    }
+
     @inline(__always)
     final var flag: OpaquePointer {
         withUnsafeMutablePointerToElements { OpaquePointer($0) }
@@ -105,12 +145,12 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
 
     @inline(__always)
     final var releasesSinkOnTermination: Bool {
-        withUnsafeMutablePointerToHeader { $0.pointee.releasesSinkOnTermination }
+        headerField(\.releasesSinkOnTermination).pointee
     }
 
     @inline(__always)
     final var sinkReference: Unmanaged<AnyObject> {
-        withUnsafeMutablePointerToHeader { $0.pointee.sink }
+        headerField(\.sink).pointee
     }
 
     /// Initialises the tail. Called once, right after allocation.
@@ -128,9 +168,14 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         // No reader can exist any more: claim the sink if nobody did.
         if csr_flag_claim_release_unguarded(flag) { sinkReference.release() }
         if csr_flag_load(flag) & _countedBit != 0 { _LiveObjects.subscriptionDestroyed() }
-        // The header holds the generator's disposable and the keep-alive
-        // objects (released here, not disposed); the tail is plain words.
-        _ = withUnsafeMutablePointerToHeader { $0.deinitialize(count: 1) }
+        // Release (never dispose) what the header still holds, in
+        // SwiftSignalKit's order: the generator's disposable, then the
+        // keep-alive objects. The tail is plain words.
+        headerField(\.disposable).pointee?.release()
+        headerField(\.keepAlive).pointee?.release()
+        // Set only while the entry bit is set (nobody claimed it).
+        headerField(\.sourceBag).pointee?.release()
+        headerField(\.sourceOwner).pointee?.release()
     }
 
     // MARK: State
@@ -140,61 +185,130 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     /// Whether the generator's disposable is held (assigned, not yet taken).
     final var holdsDisposable: Bool { csr_slot_peek(slot) != nil }
 
+    /// Whether the subscription still holds a source entry (tests).
+    final var holdsSourceEntry: Bool { hasSourceEntry }
+
     // MARK: The generator's disposable
 
     /// Stores the generator's disposable; if the subscription already ended
     /// (the slot is closed), disposes it at once.
     @usableFromInline
     final func assignDisposable(_ disposable: any Disposable) {
+        if disposable === EmptyDisposable {
+            // Nothing to keep or dispose: publish the empty token.
+            var refused = false
+            _ = csr_slot_exchange(slot, _emptyToken, &refused)
+            return
+        }
         // We own the header field until the token is published.
-        withUnsafeMutablePointerToHeader { $0.pointee.disposable = disposable }
+        let retained = Unmanaged.passRetained(disposable as AnyObject)
+        headerField(\.disposable).pointee = retained
         var refused = false
         _ = csr_slot_exchange(slot, _slotToken, &refused)
         if refused {
-            let taken = withUnsafeMutablePointerToHeader { header -> (any Disposable)? in
-                defer { header.pointee.disposable = nil }
-                return header.pointee.disposable
-            }
-            taken?.dispose()
+            disposeGeneratorDisposable()
         }
     }
 
-    /// Closes the slot and disposes the generator's disposable if this call
-    /// took it. Exactly one call ever disposes it.
+    /// Moves the generator's disposable out of the header (+1 to the
+    /// caller). Only the owner of the slot's token may call it.
+    @inline(__always)
+    private final func takeGeneratorDisposable() -> Unmanaged<AnyObject>? {
+        headerField(\.disposable).pointee.take()
+    }
+
+    /// Takes the generator's disposable out of the header, disposes and
+    /// releases it. Only the owner of the slot's token may call it.
+    @inline(__always)
+    private final func disposeGeneratorDisposable() {
+        if let taken = takeGeneratorDisposable() {
+            _dispose(taken.takeRetainedValue())
+        }
+    }
+
+    /// Closes the slot, disposes the generator's disposable if this call took
+    /// it, and removes the source entry. Exactly one call ever does this.
     final func closeAndDisposeGeneratorDisposable() {
         var wasClosed = false
-        guard csr_slot_close(slot, &wasClosed) != nil else { return }
-        let taken = withUnsafeMutablePointerToHeader { header -> (any Disposable)? in
-            defer { header.pointee.disposable = nil }
-            return header.pointee.disposable
+        let previous = csr_slot_close(slot, &wasClosed)
+        guard !wasClosed else { return }
+        if previous == _slotToken {
+            disposeGeneratorDisposable()
         }
-        taken?.dispose()
+        removeSourceEntry()
+    }
+
+    // MARK: Source entries
+
+    /// Whether a source entry may be registered (the entry itself is read
+    /// under the spinlock). A flag bit, so that the check is one load.
+    @inline(__always)
+    private final var hasSourceEntry: Bool {
+        csr_flag_load(flag) & _sourceEntryBit != 0
+    }
+
+    /// See `Subscriber.registerSourceEntry`.
+    ///
+    /// The entry's fields are published by setting the entry bit (a full
+    /// barrier) and claimed by clearing it (`takeSourceEntry`): whoever clears
+    /// the bit owns the fields, so they are read and released exactly once
+    /// without a lock. Races with the end of the subscription on another
+    /// thread are settled Dekker-style: we set the bit, then look at the slot;
+    /// the ending side closes the slot (a full barrier), then looks at the
+    /// bit. At least one of us sees the other and takes the entry.
+    final func registerSourceEntry(bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?) {
+        headerField(\.sourceBag).pointee = Unmanaged.passRetained(bag)
+        headerField(\.sourceKey).pointee = key
+        headerField(\.sourceOwner).pointee = owner.map { Unmanaged.passRetained($0) }
+        _ = csr_flag_set_bits(flag, _sourceEntryBit)
+        if csr_slot_is_closed(slot) {
+            // The subscription already ended: remove at once.
+            removeSourceEntry()
+        }
+    }
+
+    /// Claims the source entry by clearing its bit; nil if someone else did
+    /// (or there is none). The caller owns the returned references.
+    private final func takeSourceEntry() -> (bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?)? {
+        guard csr_flag_clear_bits(flag, _sourceEntryBit) & _sourceEntryBit != 0 else { return nil }
+        guard let bag = headerField(\.sourceBag).pointee.take() else { return nil }
+        return (
+            bag.takeRetainedValue(), headerField(\.sourceKey).pointee,
+            headerField(\.sourceOwner).pointee.take()?.takeRetainedValue()
+        )
+    }
+
+    /// Removes the source entry from its bag; the bag and the owner are
+    /// released afterwards.
+    private final func removeSourceEntry() {
+        guard hasSourceEntry, let entry = takeSourceEntry() else { return }
+        entry.bag.remove(entry.key)
     }
 
     // MARK: Keep-alive objects
 
     final func keepAlive(_ object: AnyObject) {
+        let list = _KeepAliveList()
         let flag = self.flag
         csr_flag_lock(flag)
-        withUnsafeMutablePointerToHeader { $0.pointee.keepAlive.append(object) }
+        let field = headerField(\.keepAlive)
+        if field.pointee == nil { field.pointee = Unmanaged.passRetained(list) }
+        field.pointee!.takeUnretainedValue().objects.append(object)
         _ = csr_flag_set_bits(flag, _keepAliveBit)
         csr_flag_unlock(flag)
     }
 
     /// Takes the keep-alive objects (they are released when the result dies,
     /// outside the spinlock).
-    final func takeKeepAlive() -> [AnyObject] {
+    final func takeKeepAlive() -> _KeepAliveList? {
         let flag = self.flag
         // Cheap check first: nothing was ever kept, or it was taken.
-        guard csr_flag_load(flag) & _keepAliveBit != 0 else { return [] }
+        guard csr_flag_load(flag) & _keepAliveBit != 0 else { return nil }
         csr_flag_lock(flag)
-        let taken = withUnsafeMutablePointerToHeader { header -> [AnyObject] in
-            defer { header.pointee.keepAlive = [] }
-            return header.pointee.keepAlive
-        }
+        let taken = headerField(\.keepAlive).pointee.take()
         _ = csr_flag_clear_bits(flag, _keepAliveBit)
         csr_flag_unlock(flag)
-        return taken
+        return taken?.takeRetainedValue()
     }
 
     // MARK: Sink release
@@ -214,6 +328,8 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     @usableFromInline
     final func dispose() {
         let flag = self.flag
+        // The inner first (events it emits meanwhile are still delivered), so
+        // only mark the handle disposed here; terminate afterwards.
         _ = csr_flag_set_bits(flag, _handleDisposedBit)
         closeAndDisposeGeneratorDisposable()
         if csr_flag_terminate(flag) && releasesSinkOnTermination && csr_flag_claim_release(flag) {
@@ -233,14 +349,13 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         _ = csr_flag_terminate(flag)
         if handleReleased {
             var wasClosed = false
-            if csr_slot_close(slot, &wasClosed) != nil {
-                let taken = withUnsafeMutablePointerToHeader { header -> (any Disposable)? in
-                    defer { header.pointee.disposable = nil }
-                    return header.pointee.disposable
-                }
-                _ = taken  // released here, not disposed
+            if csr_slot_close(slot, &wasClosed) == _slotToken {
+                takeGeneratorDisposable()?.release()  // released, not disposed
             }
         }
+        // The source released the subscriber, so its entry is gone: drop the
+        // reference without removing anything.
+        if hasSourceEntry { _ = takeSourceEntry() }
         _ = takeKeepAlive()
         // The subscriber is gone, so no delivery is in flight.
         if csr_flag_claim_release_unguarded(flag) { releaseSink() }

@@ -1,0 +1,6 @@
+import Testing
+
+/// Every stress suite is nested in this one, so that they run one at a time:
+/// they compare process-wide live-object counters before and after.
+/// (`.serialized` orders the tests of one suite only.)
+@Suite(.serialized) enum StressSuite {}
