@@ -143,8 +143,7 @@ public final class Queue: Sendable {
     public func justDispatch(_ f: @escaping () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            let box = _UncheckedSendable(f)
-            queue.async { box.value() }
+            queue.async(execute: _assumeSendable(f))
         case .scheduler(let scheduler):
             scheduler.schedule(f)
         }
@@ -154,8 +153,7 @@ public final class Queue: Sendable {
     public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            let box = _UncheckedSendable(f)
-            queue.async(qos: qos, flags: .enforceQoS) { box.value() }
+            queue.async(qos: qos, flags: .enforceQoS, execute: _assumeSendable(f))
         case .scheduler(let scheduler):
             scheduler.schedule(f)
         }
@@ -165,8 +163,7 @@ public final class Queue: Sendable {
     public func after(_ delay: Double, _ f: @escaping () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            let box = _UncheckedSendable(f)
-            queue.asyncAfter(deadline: .now() + delay) { box.value() }
+            queue.asyncAfter(deadline: .now() + delay, execute: _assumeSendable(f))
         case .scheduler(let scheduler):
             _ = scheduler.schedule(after: delay, f)
         }
@@ -195,6 +192,15 @@ public final class Queue: Sendable {
             return scheduler.currentTime
         }
     }
+}
+
+/// Hands a closure to Dispatch as `@Sendable` without wrapping it (a wrapper
+/// would cost one allocation per dispatch). The representation is the same;
+/// the transfer contract is `_UncheckedSendable`'s: the caller does not use
+/// the closure again, the queue runs it once.
+@inline(__always)
+func _assumeSendable(_ f: @escaping () -> Void) -> @Sendable () -> Void {
+    unsafeBitCast(f, to: (@Sendable () -> Void).self)
 }
 
 extension _UncheckedSendable where Value == () -> Void {
