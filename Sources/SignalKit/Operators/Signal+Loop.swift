@@ -80,7 +80,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     let once: (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?
     let downstream: Subscriber<R, E>
     let control: _FeedbackLoopControl
-    private let lock = Mutex<Void>(())
+    private let lock = _Mutex()
     /// A frame is running the loop in `iterate`.
     private var running = false
     /// An iteration completed while a frame was running the loop.
@@ -96,12 +96,16 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         self.control = control
     }
 
+    deinit {
+        lock.destroy()
+    }
+
     /// Starts the next iteration: at subscription and when an iteration
     /// completes. If a frame is already running the loop (the iteration
     /// completed synchronously inside `_start`), that frame continues it.
     func iterate() {
         var enters = false
-        lock.withLock { _ in
+        lock.withLock {
             if running {
                 again = true
             } else {
@@ -112,17 +116,17 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         guard enters else { return }
         while true {
             guard !control.isDisposed else {
-                lock.withLock { _ in running = false }
+                lock.withLock { running = false }
                 return
             }
             guard let signal = once(.initial) else {
-                lock.withLock { _ in running = false }
+                lock.withLock { running = false }
                 downstream.putCompletion()
                 return
             }
             control.current.set(signal._start(_FeedbackLoopSink(loop: self)))
             var repeats = false
-            lock.withLock { _ in
+            lock.withLock {
                 if again {
                     again = false
                     repeats = true

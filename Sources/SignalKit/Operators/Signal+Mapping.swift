@@ -1,5 +1,3 @@
-import Synchronization
-
 // Mapping: transforming values (`map`, `filter`, `flatMap`), errors
 // (`mapError`, `castError`) and dropping repeats (`distinctUntilChanged`).
 // Every operator here subscribes upstream synchronously and returns the
@@ -262,24 +260,25 @@ final class _DistinctUntilChangedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
 /// The last value `distinctUntilChanged` emitted, per subscription.
 final class _DistinctUntilChangedState<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `last` is only accessed with `lock` held.
-    private let lock = Mutex<Void>(())
+    // `@unchecked Sendable`: `last` is only accessed with `mutex` held.
+    private let mutex = _Mutex()
     private var last: T?
 
+    deinit {
+        mutex.destroy()
+    }
+
     func lastEmitted() -> T? {
-        var result: T?
-        lock.withLock { _ in result = last }
-        return result
+        mutex.withLock { last }
     }
 
     /// Stores `value`; returns the value it replaces (to be released by the
     /// caller, outside the lock).
     func remember(_ value: T) -> T? {
-        var replaced: T?
-        lock.withLock { _ in
-            replaced = last
+        mutex.withLock {
+            let replaced = last
             last = value
+            return replaced
         }
-        return replaced
     }
 }

@@ -148,28 +148,29 @@ final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// The accumulator of `reduceLeft(value:f:)`, per subscription.
 final class _ReduceLeftState<T>: @unchecked Sendable {
     // `@unchecked Sendable`: `value` is only accessed with `lock` held.
-    private let lock = Mutex<Void>(())
+    private let lock = _Mutex()
     private var value: T
 
     init(_ value: T) {
         self.value = value
     }
 
+    deinit {
+        lock.destroy()
+    }
+
     func accumulator() -> T {
-        var result: T?
-        lock.withLock { _ in result = value }
-        return result!
+        lock.withLock { value }
     }
 
     /// Stores `newValue`; returns the replaced value, released by the caller
     /// outside the lock.
     func replace(with newValue: T) -> T {
-        var replaced: T?
-        lock.withLock { _ in
-            replaced = value
+        lock.withLock {
+            let replaced = value
             value = newValue
+            return replaced
         }
-        return replaced!
     }
 }
 
@@ -204,7 +205,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
     let generator: (T, T) -> Signal<(T, Passthrough<T>), E>
     let control: _ReduceGeneratorControl
 
-    private let lock = Mutex<Void>(())
+    private let lock = _Mutex()
     private var current: T
     /// FIFO of values waiting for the running generator signal; consumed
     /// slots are cleared so that values are released as they are used.
@@ -230,11 +231,15 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         self.control = control
     }
 
+    deinit {
+        lock.destroy()
+    }
+
     // MARK: Upstream events
 
     func upstreamNext(_ value: T) {
         var startNow = false
-        lock.withLock { _ in
+        lock.withLock {
             if executing {
                 queued.append(value)
             } else {
@@ -247,7 +252,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
 
     func upstreamCompletion() {
         var result: T?
-        lock.withLock { _ in
+        lock.withLock {
             upstreamCompleted = true
             if !executing { result = current }
         }
@@ -268,7 +273,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         var next: T?
         var result: T?
         var continues = false
-        lock.withLock { _ in
+        lock.withLock {
             if starting {
                 // The drain loop is still inside `_start`: it continues.
                 completedWhileStarting = true
@@ -283,13 +288,12 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         }
     }
 
-    private func replaceCurrent(with value: T) -> T? {
-        var replaced: T?
-        lock.withLock { _ in
-            replaced = current
+    private func replaceCurrent(with value: T) -> T {
+        lock.withLock {
+            let replaced = current
             current = value
+            return replaced
         }
-        return replaced
     }
 
     // MARK: The drain loop
@@ -300,19 +304,17 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         var value = value
         while true {
             guard !control.isDisposed else { return }
-            var accumulator: T?
-            lock.withLock { _ in
-                accumulator = current
+            let accumulator = lock.withLock {
                 starting = true
                 completedWhileStarting = false
+                return current
             }
-            let step = generator(accumulator!, value)
-            accumulator = nil
+            let step = generator(accumulator, value)
             control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
             var next: T?
             var result: T?
             var continues = false
-            lock.withLock { _ in
+            lock.withLock {
                 starting = false
                 // Still running: its completion continues the fold.
                 guard completedWhileStarting else { return }

@@ -221,28 +221,30 @@ final class _LastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
 /// The last value received, per subscription (`takeLast`, `last`).
 final class _LastValueState<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is only accessed with `lock` held.
-    private let lock = Mutex<Void>(())
+    // `@unchecked Sendable`: `value` is only accessed with `mutex` held.
+    private let mutex = _Mutex()
     private var value: T?
+
+    deinit {
+        mutex.destroy()
+    }
 
     /// Stores `newValue`; returns the value it replaces, to be released by
     /// the caller outside the lock.
     func replace(with newValue: T) -> T? {
-        var replaced: T?
-        lock.withLock { _ in
-            replaced = value
+        mutex.withLock {
+            let replaced = value
             value = newValue
+            return replaced
         }
-        return replaced
     }
 
     /// Takes the stored value out (nil if none).
     func take() -> T? {
-        var taken: T?
-        lock.withLock { _ in
-            taken = value
+        mutex.withLock {
+            let taken = value
             value = nil
+            return taken
         }
-        return taken
     }
 }
