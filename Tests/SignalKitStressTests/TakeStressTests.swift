@@ -8,12 +8,11 @@ import Testing
 // upstream disposed exactly once. Run under ThreadSanitizer and
 // AddressSanitizer by scripts/test.
 //
-// Nested in `CoreStressTests`: its `.serialized` trait is recursive, so this
-// suite never runs in parallel with the other stress tests. (LeakCheck's
-// counters are process-wide; two top-level suites of one target run in
-// parallel and see each other's objects.)
+// Nested in `StressSuite` (serialized, recursively), so this suite never runs
+// in parallel with the other stress tests: LeakCheck's counters are
+// process-wide.
 
-extension CoreStressTests {
+extension StressSuite {
     @Suite(.serialized) struct TakeStressTests {
         /// One round: a `take(limit)` subscription whose upstream subscriber the
         /// racing threads share.
