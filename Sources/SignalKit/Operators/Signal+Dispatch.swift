@@ -81,7 +81,10 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
                 guard !state.cancelled.with({ $0 }) else { return }
                 pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
-            pending.onCancel = { task.cancel() }
+            // The pending subscription holds the task's cancellation until the
+            // subscription replaces it (or disposal runs it): that releases
+            // the task, which references the pending subscription.
+            pending.start { ActionDisposable { task.cancel() } }
             threadPool.addTask(task)
             return pending
         }
@@ -90,19 +93,17 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
 
 /// A subscription that will be made later (on another queue); disposing it
 /// first prevents it, disposing it afterwards disposes it.
-final class _PendingSubscription: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `onCancel` is set before the handle is shared;
-    // the rest is a MetaDisposable.
+final class _PendingSubscription: Disposable, Sendable {
     private let current = MetaDisposable()
-    var onCancel: (() -> Void)?
 
+    /// Makes the subscription (replacing and disposing what `current` held
+    /// before), unless already disposed.
     func start(_ subscribe: () -> any Disposable) {
         guard !current.isDisposed else { return }
         current.set(subscribe())
     }
 
     func dispose() {
-        onCancel?()
         current.dispose()
     }
 }
