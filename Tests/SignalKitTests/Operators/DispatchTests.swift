@@ -5,8 +5,12 @@ import Synchronization
 import Testing
 
 // deliverOn / runOn. Virtual-time queues where the behaviour allows it; real
-// Dispatch queues and thread pools are waited for by polling (`waitUntil`,
-// a millisecond per poll), with gates instead of sleeps to order threads.
+// Dispatch queues and thread pools are waited for with `queue.sync {}`, a
+// marker task, or by polling an atomic flag (`waitUntil`, a millisecond per
+// poll), with gates instead of sleeps to order threads. Logs are read only
+// once the threads writing them are done: `EventLog` uses
+// Synchronization.Mutex, whose contended (futex) path ThreadSanitizer does
+// not see.
 
 @Suite struct DeliverOnQueueTests {
     @Test func deliversInlineWhenTheSourceRunsOnTheQueue() {
@@ -129,7 +133,7 @@ import Testing
         #expect(upstreamLog.events == ["a.subscribe#1", "a.dispose#1"])
         #expect(log.events == [])
         gate.signal()
-        waitUntil { log.events.count == 2 }
+        queue.sync {}
         #expect(log.events == ["next 1", "completed"])
     }
 }
@@ -151,12 +155,16 @@ import Testing
             $0.putNext(2)
             $0.putCompletion()
         }
+        let completed = Atomic<Bool>(false)
         let handle = deliverOnMainQueue(a.signal).start(
             next: { log.append("next \($0) main=\(DispatchQueue.getSpecific(key: mainQueueKey) == 1)") },
-            completed: { log.append("completed main=\(DispatchQueue.getSpecific(key: mainQueueKey) == 1)") }
+            completed: {
+                log.append("completed main=\(DispatchQueue.getSpecific(key: mainQueueKey) == 1)")
+                completed.store(true, ordering: .releasing)
+            }
         )
         #expect(upstreamLog.events == ["a.subscribe#1", "a.dispose#1"])
-        waitUntil { log.events.count == 3 }
+        waitUntil { completed.load(ordering: .acquiring) }
         #expect(log.events == ["next 1 main=true", "next 2 main=true", "completed main=true"])
         handle.dispose()
     }
@@ -190,15 +198,19 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
             $0.putCompletion()
         }
         let inPool = Atomic<Bool>(true)
+        let completed = Atomic<Bool>(false)
         _ = (a.signal |> deliverOn(pool)).start(
             next: { value in
                 if !pool.isCurrentThreadInPool() { inPool.store(false, ordering: .relaxed) }
                 log.append("next \(value)")
             },
-            completed: { log.append("completed") }
+            completed: {
+                log.append("completed")
+                completed.store(true, ordering: .releasing)
+            }
         )
         #expect(upstreamLog.events == ["a.subscribe#1", "a.dispose#1"], "upstream disposed at once on termination")
-        waitUntil { log.events.last == "completed" }
+        waitUntil { completed.load(ordering: .acquiring) }
         #expect(log.events == (1...100).map { "next \($0)" } + ["completed"])
         let allInPool = inPool.load(ordering: .relaxed)
         #expect(allInPool)
@@ -208,36 +220,44 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
         let log = EventLog()
         let gate = DispatchSemaphore(value: 0)
-        let released = EventLog()
+        let delivering = Atomic<Bool>(false)
+        let released = Atomic<Int>(0)
         let a = TestSource<Probe, String>("a", log: EventLog())
         let handle = (a.signal |> deliverOn(pool)).start(next: { probe in
             log.append("next \(probe.name)")
-            if probe.name == "1" { gate.wait() }
+            if probe.name == "1" {
+                delivering.store(true, ordering: .releasing)
+                gate.wait()
+            }
         })
         for name in ["1", "2", "3"] {
-            a.putNext(Probe(name) { released.append($0) })
+            a.putNext(Probe(name) { _ in released.add(1, ordering: .releasing) })
         }
-        waitUntil { log.events == ["next 1"] }
+        waitUntil { delivering.load(ordering: .acquiring) }
         handle.dispose()
         gate.signal()
         // A task releases its value once it ran (delivering nothing).
-        waitUntil { Set(released.events) == ["1", "2", "3"] }
+        waitUntil { released.load(ordering: .acquiring) == 3 }
+        #expect(released.load(ordering: .acquiring) == 3)
         #expect(log.events == ["next 1"])
-        #expect(Set(released.events) == ["1", "2", "3"])
     }
 
     @Test func eachSubscriptionHasItsOwnLane() {
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
-        let log = EventLog()
         let gate = DispatchSemaphore(value: 0)
+        let firstBlocks = Atomic<Bool>(false)
+        let secondDelivered = Atomic<Bool>(false)
         let blocked = (Signal<Int, String>.single(1) |> deliverOn(pool)).start(next: { _ in
-            log.append("first blocks")
+            firstBlocks.store(true, ordering: .releasing)
             gate.wait()
         })
-        waitUntil { log.events == ["first blocks"] }
-        let other = (Signal<Int, String>.single(2) |> deliverOn(pool)).start(next: { _ in log.append("second delivered") })
-        waitUntil { log.events.count == 2 }
-        #expect(log.events == ["first blocks", "second delivered"])
+        waitUntil { firstBlocks.load(ordering: .acquiring) }
+        let other = (Signal<Int, String>.single(2) |> deliverOn(pool)).start(next: { _ in
+            secondDelivered.store(true, ordering: .releasing)
+        })
+        waitUntil { secondDelivered.load(ordering: .acquiring) }
+        let delivered = secondDelivered.load(ordering: .acquiring)
+        #expect(delivered, "the second subscription's lane runs while the first one's is blocked")
         gate.signal()
         blocked.dispose()
         other.dispose()
@@ -323,7 +343,7 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
             handle.value = log.start(a.signal |> runOn(wrapper))
             log.append("start returned")
         }
-        waitUntil { log.events.count == 3 }
+        named.sync {}
         #expect(log.events == ["start returned", "a.subscribe#1", "wrapper current=false named current=true"])
         handle.value?.dispose()
         #expect(a.disposeCount == 1)
@@ -337,14 +357,14 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
             subscriber.putCompletion()
         }
         _ = log.start(a.signal |> runOn(queue))
-        waitUntil { log.events.count == 4 }
+        queue.sync {}
         #expect(log.events == ["a.subscribe#1", "onQueue=true", "completed", "a.dispose#1"])
     }
 }
 
 @Suite struct RunOnThreadPoolTests {
     @Test func subscribesOnAPoolThread() {
-        let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
+        let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) { subscriber in
             log.append("inPool=\(pool.isCurrentThreadInPool())")
@@ -355,7 +375,7 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
             next: { log.append("next \($0) inPool=\(pool.isCurrentThreadInPool())") },
             completed: { log.append("completed") }
         )
-        waitUntil { log.events.count == 5 }
+        pool.waitForQueuedTasks()
         #expect(log.events == ["a.subscribe#1", "inPool=true", "next 1 inPool=true", "completed", "a.dispose#1"])
         handle.dispose()
         #expect(a.disposeCount == 1)
@@ -364,21 +384,19 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
     @Test func disposingBeforeTheTaskRunsPreventsTheSubscription() {
         let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let gate = DispatchSemaphore(value: 0)
-        let finished = Atomic<Bool>(false)
         pool.addTask(ThreadPoolTask { _ in gate.wait() })  // holds the only thread
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let handle = log.start(a.signal |> runOn(pool))
         handle.dispose()
         gate.signal()
-        pool.addTask(ThreadPoolTask { _ in finished.store(true, ordering: .releasing) })
-        waitUntil { finished.load(ordering: .acquiring) }
+        pool.waitForQueuedTasks()
         #expect(log.events == [])
         #expect(a.subscribeCount == 0)
     }
 
     @Test func disposalAfterTheSubscriptionDisposesUpstreamAndReleasesEverything() {
-        let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
+        let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
         let log = EventLog()
         let upstream = WeakBox<Probe>(nil)
         let handle: any Disposable
@@ -388,7 +406,8 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
             let a = TestSource<Int, String>("a", log: log) { _ in probe.touch() }
             handle = log.start(a.signal |> runOn(pool))
         }
-        waitUntil { log.events == ["a.subscribe#1"] }
+        pool.waitForQueuedTasks()
+        #expect(log.events == ["a.subscribe#1"])
         handle.dispose()
         #expect(log.events == ["a.subscribe#1", "a.dispose#1"])
         waitUntil { upstream.value == nil }
@@ -413,5 +432,15 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
         gate.signal()
         waitUntil { upstream.value == nil }
         #expect(upstream.value == nil)
+    }
+}
+
+extension ThreadPool {
+    /// Waits until the tasks queued so far have run (for a one-thread pool:
+    /// a marker task runs after them).
+    func waitForQueuedTasks() {
+        let finished = Atomic<Bool>(false)
+        addTask(ThreadPoolTask { _ in finished.store(true, ordering: .releasing) })
+        waitUntil { finished.load(ordering: .acquiring) }
     }
 }
