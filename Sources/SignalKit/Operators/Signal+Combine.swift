@@ -2,15 +2,20 @@
 //
 // One engine serves all 27 public forms (arities 2…26 in the generated
 // Signal+CombineLatest+Arities.swift, the 2-ary initial-values form and the
-// array form below). Storage is typed: the latest values live in one value
-// of type `Values` (an n-tuple of Optionals, or `[T?]` for the array form)
-// inside the per-subscription state; each input writes its own element
-// through a `store` closure, and `combine` turns a fully primed `Values` into
-// the output. No `Any`, no casts, no per-input boxes.
+// array form below). Storage is typed: each input's latest value lives in a
+// `_CombineLatestSlot<T>` of its own type, guarded by the per-subscription
+// state's mutex; the state counts the inputs that have a value and calls a
+// `combine` closure (built by each form over its slots) to read a snapshot.
+// No `Any`, no casts on the per-value path.
 //
-// An element that is `nil` (the outer Optional) has no value yet; because the
-// element type is `T?`, an input of Optional type that sends `nil` stores
-// `.some(nil)`, which counts as a value.
+// Why slots rather than one `(T1?, …, Tn?)` tuple: writing element k of a
+// generic tuple needs the metadata of the whole tuple, so per-input code
+// would grow with the arity (O(n²) code per overload: the 26 arities then
+// added 3 MB of object code and 4 s of release build time). With slots, an
+// overload's code is linear in its arity.
+//
+// A slot whose value is `nil` (the outer Optional) has no value yet; an input
+// of Optional type that sends `nil` stores `.some(nil)`, which counts.
 
 /// Emits the latest values of two signals as a tuple, starting from initial
 /// values.
@@ -50,16 +55,18 @@ public func combineLatest<T1, T2, E>(
     _ s2: Signal<T2, E>,
     _ v2: T2
 ) -> Signal<(T1, T2), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?), (T1, T2), E>
-    return _combineLatest(
-        inputs: [
-            Input(s1, queue: queue) { swap(&$0.0, &$1) },
-            Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        ],
-        initial: (v1, v2),
-        primed: true,
-        combine: { ($0.0!, $0.1!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>(v1)
+        let slot2 = _CombineLatestSlot<T2>(v2)
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2], primed: true) {
+            (slot1.value!, slot2.value!)
+        }
+        state.emitInitialValues()
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of an array of signals as an array.
@@ -94,90 +101,69 @@ public func combineLatest<T, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) 
     if signals.isEmpty {
         return .single([])
     }
-    let inputs = signals.indices.map { index in
-        _CombineLatestInput<[T?], [T], E>(signals[index], queue: queue) { swap(&$0[index], &$1) }
+    return Signal { subscriber in
+        let slots = signals.map { _ in _CombineLatestSlot<T>() }
+        let state = _CombineLatestState(downstream: subscriber, slots: slots, primed: false) {
+            slots.map { $0.value! }
+        }
+        return _CombineLatestDisposable(signals.indices.map { index in
+            state.subscribe(signals[index], into: slots[index], queue: queue)
+        })
     }
-    return _combineLatest(
-        inputs: inputs,
-        initial: [T?](repeating: nil, count: signals.count),
-        primed: false,
-        combine: { $0.map { $0! } }
-    )
 }
 
 // MARK: - The engine
 
-/// One input of `combineLatest`: a signal and how to store its values into
-/// the combined storage.
-struct _CombineLatestInput<Values, R, E> {
-    /// Subscribes the input, feeding `state`; returns the input's handle.
-    let subscribe: (_CombineLatestState<Values, R, E>) -> _SubscriptionBase
+/// The latest value of one input. `value` is guarded by the mutex of the
+/// `_CombineLatestState` the slot belongs to.
+class _CombineLatestSlotBase: @unchecked Sendable {
+    /// Releases the value; called once the output has terminated, when
+    /// nothing reads or writes the slot any more.
+    func clear() {}
+}
 
-    /// - Parameter store: swaps the input's element of the storage with the
-    ///   given Optional (which then holds the previous element, released by
-    ///   the caller outside the lock).
-    init<T>(_ signal: Signal<T, E>, queue: Queue?, store: @escaping (inout Values, inout T?) -> Void) {
-        let source = queue.map { signal |> deliverOn($0) } ?? signal
-        subscribe = { state in source._start(_CombineLatestSink(state: state, store: store)) }
+final class _CombineLatestSlot<T>: _CombineLatestSlotBase, @unchecked Sendable {
+    /// nil: no value yet.
+    var value: T?
+
+    init(_ value: T? = nil) {
+        self.value = value
+    }
+
+    override func clear() {
+        value = nil
     }
 }
 
-/// The engine of every `combineLatest`: subscribes `inputs` in order into a
-/// shared state whose storage starts as `initial`. If `primed` (every element
-/// of `initial` has a value), `combine(initial)` is emitted first, before
-/// any input is subscribed.
-func _combineLatest<Values, R, E>(
-    inputs: [_CombineLatestInput<Values, R, E>],
-    initial: Values,
-    primed: Bool,
-    combine: @escaping (Values) -> R
-) -> Signal<R, E> {
-    Signal { subscriber in
-        let state = _CombineLatestState(
-            downstream: subscriber,
-            values: initial,
-            valueCount: primed ? inputs.count : 0,
-            inputCount: inputs.count,
-            combine: combine
-        )
-        if primed {
-            subscriber.putNext(combine(initial))
-        }
-        // Every input is subscribed, even when an earlier one failed
-        // synchronously (its events are then dropped by `state`, and the
-        // handles are disposed when this generator returns).
-        var handles: [_SubscriptionBase] = []
-        handles.reserveCapacity(inputs.count)
-        for input in inputs {
-            handles.append(input.subscribe(state))
-        }
-        return _CombineLatestDisposable(handles)
-    }
-}
-
-/// The per-subscription state of `combineLatest`.
+/// The per-subscription state of `combineLatest`. A form creates the slots,
+/// the state (with a `combine` closure reading the slots), then subscribes
+/// the inputs in argument order with `subscribe(_:into:queue:)` — every
+/// input, even when an earlier one failed synchronously (its events are then
+/// dropped, and its handle is disposed when the generator returns).
 ///
-/// `@unchecked Sendable`: `values`, `valueCount` and `completedCount` are
-/// guarded by `mutex`; the rest is immutable. Downstream is called after
-/// unlocking.
-final class _CombineLatestState<Values, R, E>: @unchecked Sendable {
+/// `@unchecked Sendable`: the slots' values, `valueCount`, `completedCount`
+/// and `terminated` are guarded by `mutex`; the rest is immutable.
+/// Downstream is called after unlocking.
+final class _CombineLatestState<R, E>: @unchecked Sendable {
     let downstream: Subscriber<R, E>
-    private let combine: (Values) -> R
-    private let inputCount: Int
+    private let slots: [_CombineLatestSlotBase]
+    /// Builds the output from the slots; called under the mutex, once every
+    /// slot has a value.
+    private let combine: () -> R
     private let mutex = _Mutex()
-    /// The latest values; nil once the output terminated (first error or
-    /// last completion), which also drops every later event.
-    private var values: Values?
-    /// How many inputs have a value.
+    /// How many slots have a value.
     private var valueCount: Int
     /// How many inputs have completed.
     private var completedCount = 0
+    /// Whether the output terminated (first error or last completion): every
+    /// later event is dropped.
+    private var terminated = false
 
-    init(downstream: Subscriber<R, E>, values: Values, valueCount: Int, inputCount: Int, combine: @escaping (Values) -> R) {
+    /// - Parameter primed: whether every slot starts with a value.
+    init(downstream: Subscriber<R, E>, slots: [_CombineLatestSlotBase], primed: Bool, combine: @escaping () -> R) {
         self.downstream = downstream
-        self.values = values
-        self.valueCount = valueCount
-        self.inputCount = inputCount
+        self.slots = slots
+        self.valueCount = primed ? slots.count : 0
         self.combine = combine
     }
 
@@ -185,16 +171,33 @@ final class _CombineLatestState<Values, R, E>: @unchecked Sendable {
         mutex.destroy()
     }
 
-    func putNext<T>(_ value: T, store: (inout Values, inout T?) -> Void) {
+    /// Emits the combination of the initial values. Call before subscribing
+    /// any input.
+    func emitInitialValues() {
+        downstream.putNext(combine())
+    }
+
+    /// Subscribes one input (through `deliverOn(queue)` if a queue is given),
+    /// storing its values into `slot`; returns its handle.
+    ///
+    /// Never inlined: the overloads call it once per input, and inlining it
+    /// (with `_start`) at every call site would multiply their code size.
+    @inline(never)
+    func subscribe<T>(_ signal: Signal<T, E>, into slot: _CombineLatestSlot<T>, queue: Queue?) -> _SubscriptionBase {
+        let source = queue.map { signal |> deliverOn($0) } ?? signal
+        return source._start(_CombineLatestSink(state: self, slot: slot))
+    }
+
+    func putNext<T>(_ value: T, into slot: _CombineLatestSlot<T>) {
         var element: T? = value
         var output: R?
         mutex.lock()
-        if values != nil {
-            store(&values!, &element)
+        if !terminated {
+            swap(&slot.value, &element)
             // `element` now holds the previous value: none means this is the
             // input's first value.
             if element == nil { valueCount += 1 }
-            if valueCount == inputCount { output = combine(values!) }
+            if valueCount == slots.count { output = combine() }
         }
         mutex.unlock()
         // The previous value is released here, outside the lock.
@@ -204,42 +207,50 @@ final class _CombineLatestState<Values, R, E>: @unchecked Sendable {
 
     func putError(_ error: E) {
         mutex.lock()
-        let taken = values
-        values = nil
+        let first = !terminated
+        terminated = true
         mutex.unlock()
-        guard taken != nil else { return }
+        guard first else { return }
         downstream.putError(error)
-        withExtendedLifetime(taken) {}
+        releaseValues()
     }
 
     func inputCompleted() {
         mutex.lock()
-        var taken: Values?
-        if values != nil {
+        var last = false
+        if !terminated {
             completedCount += 1
-            if completedCount == inputCount {
-                taken = values
-                values = nil
+            if completedCount == slots.count {
+                terminated = true
+                last = true
             }
         }
         mutex.unlock()
-        guard taken != nil else { return }
+        guard last else { return }
         downstream.putCompletion()
-        withExtendedLifetime(taken) {}
+        releaseValues()
+    }
+
+    /// After termination (published under the mutex), nothing reads or
+    /// writes the slots any more: their values are released without the lock.
+    private func releaseValues() {
+        for slot in slots {
+            slot.clear()
+        }
     }
 }
 
 /// Feeds one input's events into the shared state.
-final class _CombineLatestSink<T, Values, R, E>: _Sink<T, E>, @unchecked Sendable {
-    let state: _CombineLatestState<Values, R, E>
-    let store: (inout Values, inout T?) -> Void
+final class _CombineLatestSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+    let state: _CombineLatestState<R, E>
+    let slot: _CombineLatestSlot<T>
 
-    init(state: _CombineLatestState<Values, R, E>, store: @escaping (inout Values, inout T?) -> Void) {
+    init(state: _CombineLatestState<R, E>, slot: _CombineLatestSlot<T>) {
         self.state = state
-        self.store = store
+        self.slot = slot
     }
 
-    override func putNext(_ value: T) { state.putNext(value, store: store) }
+    override func putNext(_ value: T) { state.putNext(value, into: slot) }
     override func putError(_ error: E) { state.putError(error) }
     override func putCompletion() { state.inputCompleted() }
 }

@@ -38,17 +38,17 @@ public func combineLatest<T1, T2, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>
 ) -> Signal<(T1, T2), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?), (T1, T2), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2], primed: false) {
+            (slot1.value!, slot2.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 3 signals as a tuple, once each has sent one.
@@ -87,18 +87,19 @@ public func combineLatest<T1, T2, T3, E>(
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>
 ) -> Signal<(T1, T2, T3), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?), (T1, T2, T3), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 4 signals as a tuple, once each has sent one.
@@ -139,19 +140,21 @@ public func combineLatest<T1, T2, T3, T4, E>(
     _ s3: Signal<T3, E>,
     _ s4: Signal<T4, E>
 ) -> Signal<(T1, T2, T3, T4), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?), (T1, T2, T3, T4), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 5 signals as a tuple, once each has sent one.
@@ -194,20 +197,23 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
     _ s4: Signal<T4, E>,
     _ s5: Signal<T5, E>
 ) -> Signal<(T1, T2, T3, T4, T5), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?), (T1, T2, T3, T4, T5), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 6 signals as a tuple, once each has sent one.
@@ -252,21 +258,25 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
     _ s5: Signal<T5, E>,
     _ s6: Signal<T6, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?), (T1, T2, T3, T4, T5, T6), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 7 signals as a tuple, once each has sent one.
@@ -313,22 +323,27 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
     _ s6: Signal<T6, E>,
     _ s7: Signal<T7, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?), (T1, T2, T3, T4, T5, T6, T7), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 8 signals as a tuple, once each has sent one.
@@ -377,23 +392,29 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
     _ s7: Signal<T7, E>,
     _ s8: Signal<T8, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?), (T1, T2, T3, T4, T5, T6, T7, T8), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 9 signals as a tuple, once each has sent one.
@@ -444,24 +465,31 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
     _ s8: Signal<T8, E>,
     _ s9: Signal<T9, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?), (T1, T2, T3, T4, T5, T6, T7, T8, T9), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 10 signals as a tuple, once each has sent one.
@@ -514,25 +542,33 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
     _ s9: Signal<T9, E>,
     _ s10: Signal<T10, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 11 signals as a tuple, once each has sent one.
@@ -587,26 +623,35 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
     _ s10: Signal<T10, E>,
     _ s11: Signal<T11, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 12 signals as a tuple, once each has sent one.
@@ -663,27 +708,37 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
     _ s11: Signal<T11, E>,
     _ s12: Signal<T12, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 13 signals as a tuple, once each has sent one.
@@ -742,28 +797,39 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s12: Signal<T12, E>,
     _ s13: Signal<T13, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 14 signals as a tuple, once each has sent one.
@@ -824,29 +890,41 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s13: Signal<T13, E>,
     _ s14: Signal<T14, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 15 signals as a tuple, once each has sent one.
@@ -909,30 +987,43 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s14: Signal<T14, E>,
     _ s15: Signal<T15, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 16 signals as a tuple, once each has sent one.
@@ -997,31 +1088,45 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s15: Signal<T15, E>,
     _ s16: Signal<T16, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 17 signals as a tuple, once each has sent one.
@@ -1088,32 +1193,47 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s16: Signal<T16, E>,
     _ s17: Signal<T17, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 18 signals as a tuple, once each has sent one.
@@ -1182,33 +1302,49 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s17: Signal<T17, E>,
     _ s18: Signal<T18, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 19 signals as a tuple, once each has sent one.
@@ -1279,34 +1415,51 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s18: Signal<T18, E>,
     _ s19: Signal<T19, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 20 signals as a tuple, once each has sent one.
@@ -1379,35 +1532,53 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s19: Signal<T19, E>,
     _ s20: Signal<T20, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 21 signals as a tuple, once each has sent one.
@@ -1482,36 +1653,55 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s20: Signal<T20, E>,
     _ s21: Signal<T21, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 22 signals as a tuple, once each has sent one.
@@ -1588,37 +1778,57 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s21: Signal<T21, E>,
     _ s22: Signal<T22, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?, T22?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-        Input(s22, queue: queue) { swap(&$0.21, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!, $0.21!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let slot22 = _CombineLatestSlot<T22>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+            state.subscribe(s22, into: slot22, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 23 signals as a tuple, once each has sent one.
@@ -1697,38 +1907,59 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s22: Signal<T22, E>,
     _ s23: Signal<T23, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?, T22?, T23?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-        Input(s22, queue: queue) { swap(&$0.21, &$1) },
-        Input(s23, queue: queue) { swap(&$0.22, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!, $0.21!, $0.22!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let slot22 = _CombineLatestSlot<T22>()
+        let slot23 = _CombineLatestSlot<T23>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22, slot23], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+            state.subscribe(s22, into: slot22, queue: queue),
+            state.subscribe(s23, into: slot23, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 24 signals as a tuple, once each has sent one.
@@ -1809,39 +2040,61 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s23: Signal<T23, E>,
     _ s24: Signal<T24, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?, T22?, T23?, T24?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-        Input(s22, queue: queue) { swap(&$0.21, &$1) },
-        Input(s23, queue: queue) { swap(&$0.22, &$1) },
-        Input(s24, queue: queue) { swap(&$0.23, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!, $0.21!, $0.22!, $0.23!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let slot22 = _CombineLatestSlot<T22>()
+        let slot23 = _CombineLatestSlot<T23>()
+        let slot24 = _CombineLatestSlot<T24>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22, slot23, slot24], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+            state.subscribe(s22, into: slot22, queue: queue),
+            state.subscribe(s23, into: slot23, queue: queue),
+            state.subscribe(s24, into: slot24, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 25 signals as a tuple, once each has sent one.
@@ -1924,40 +2177,63 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s24: Signal<T24, E>,
     _ s25: Signal<T25, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?, T22?, T23?, T24?, T25?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-        Input(s22, queue: queue) { swap(&$0.21, &$1) },
-        Input(s23, queue: queue) { swap(&$0.22, &$1) },
-        Input(s24, queue: queue) { swap(&$0.23, &$1) },
-        Input(s25, queue: queue) { swap(&$0.24, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!, $0.21!, $0.22!, $0.23!, $0.24!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let slot22 = _CombineLatestSlot<T22>()
+        let slot23 = _CombineLatestSlot<T23>()
+        let slot24 = _CombineLatestSlot<T24>()
+        let slot25 = _CombineLatestSlot<T25>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22, slot23, slot24, slot25], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!, slot25.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+            state.subscribe(s22, into: slot22, queue: queue),
+            state.subscribe(s23, into: slot23, queue: queue),
+            state.subscribe(s24, into: slot24, queue: queue),
+            state.subscribe(s25, into: slot25, queue: queue),
+        ])
+    }
 }
 
 /// Emits the latest values of 26 signals as a tuple, once each has sent one.
@@ -2042,39 +2318,63 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     _ s25: Signal<T25, E>,
     _ s26: Signal<T26, E>
 ) -> Signal<(T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E> {
-    typealias Input = _CombineLatestInput<(T1?, T2?, T3?, T4?, T5?, T6?, T7?, T8?, T9?, T10?, T11?, T12?, T13?, T14?, T15?, T16?, T17?, T18?, T19?, T20?, T21?, T22?, T23?, T24?, T25?, T26?), (T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26), E>
-    let inputs: [Input] = [
-        Input(s1, queue: queue) { swap(&$0.0, &$1) },
-        Input(s2, queue: queue) { swap(&$0.1, &$1) },
-        Input(s3, queue: queue) { swap(&$0.2, &$1) },
-        Input(s4, queue: queue) { swap(&$0.3, &$1) },
-        Input(s5, queue: queue) { swap(&$0.4, &$1) },
-        Input(s6, queue: queue) { swap(&$0.5, &$1) },
-        Input(s7, queue: queue) { swap(&$0.6, &$1) },
-        Input(s8, queue: queue) { swap(&$0.7, &$1) },
-        Input(s9, queue: queue) { swap(&$0.8, &$1) },
-        Input(s10, queue: queue) { swap(&$0.9, &$1) },
-        Input(s11, queue: queue) { swap(&$0.10, &$1) },
-        Input(s12, queue: queue) { swap(&$0.11, &$1) },
-        Input(s13, queue: queue) { swap(&$0.12, &$1) },
-        Input(s14, queue: queue) { swap(&$0.13, &$1) },
-        Input(s15, queue: queue) { swap(&$0.14, &$1) },
-        Input(s16, queue: queue) { swap(&$0.15, &$1) },
-        Input(s17, queue: queue) { swap(&$0.16, &$1) },
-        Input(s18, queue: queue) { swap(&$0.17, &$1) },
-        Input(s19, queue: queue) { swap(&$0.18, &$1) },
-        Input(s20, queue: queue) { swap(&$0.19, &$1) },
-        Input(s21, queue: queue) { swap(&$0.20, &$1) },
-        Input(s22, queue: queue) { swap(&$0.21, &$1) },
-        Input(s23, queue: queue) { swap(&$0.22, &$1) },
-        Input(s24, queue: queue) { swap(&$0.23, &$1) },
-        Input(s25, queue: queue) { swap(&$0.24, &$1) },
-        Input(s26, queue: queue) { swap(&$0.25, &$1) },
-    ]
-    return _combineLatest(
-        inputs: inputs,
-        initial: (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
-        primed: false,
-        combine: { ($0.0!, $0.1!, $0.2!, $0.3!, $0.4!, $0.5!, $0.6!, $0.7!, $0.8!, $0.9!, $0.10!, $0.11!, $0.12!, $0.13!, $0.14!, $0.15!, $0.16!, $0.17!, $0.18!, $0.19!, $0.20!, $0.21!, $0.22!, $0.23!, $0.24!, $0.25!) }
-    )
+    Signal { subscriber in
+        let slot1 = _CombineLatestSlot<T1>()
+        let slot2 = _CombineLatestSlot<T2>()
+        let slot3 = _CombineLatestSlot<T3>()
+        let slot4 = _CombineLatestSlot<T4>()
+        let slot5 = _CombineLatestSlot<T5>()
+        let slot6 = _CombineLatestSlot<T6>()
+        let slot7 = _CombineLatestSlot<T7>()
+        let slot8 = _CombineLatestSlot<T8>()
+        let slot9 = _CombineLatestSlot<T9>()
+        let slot10 = _CombineLatestSlot<T10>()
+        let slot11 = _CombineLatestSlot<T11>()
+        let slot12 = _CombineLatestSlot<T12>()
+        let slot13 = _CombineLatestSlot<T13>()
+        let slot14 = _CombineLatestSlot<T14>()
+        let slot15 = _CombineLatestSlot<T15>()
+        let slot16 = _CombineLatestSlot<T16>()
+        let slot17 = _CombineLatestSlot<T17>()
+        let slot18 = _CombineLatestSlot<T18>()
+        let slot19 = _CombineLatestSlot<T19>()
+        let slot20 = _CombineLatestSlot<T20>()
+        let slot21 = _CombineLatestSlot<T21>()
+        let slot22 = _CombineLatestSlot<T22>()
+        let slot23 = _CombineLatestSlot<T23>()
+        let slot24 = _CombineLatestSlot<T24>()
+        let slot25 = _CombineLatestSlot<T25>()
+        let slot26 = _CombineLatestSlot<T26>()
+        let state = _CombineLatestState(downstream: subscriber, slots: [slot1, slot2, slot3, slot4, slot5, slot6, slot7, slot8, slot9, slot10, slot11, slot12, slot13, slot14, slot15, slot16, slot17, slot18, slot19, slot20, slot21, slot22, slot23, slot24, slot25, slot26], primed: false) {
+            (slot1.value!, slot2.value!, slot3.value!, slot4.value!, slot5.value!, slot6.value!, slot7.value!, slot8.value!, slot9.value!, slot10.value!, slot11.value!, slot12.value!, slot13.value!, slot14.value!, slot15.value!, slot16.value!, slot17.value!, slot18.value!, slot19.value!, slot20.value!, slot21.value!, slot22.value!, slot23.value!, slot24.value!, slot25.value!, slot26.value!)
+        }
+        return _CombineLatestDisposable([
+            state.subscribe(s1, into: slot1, queue: queue),
+            state.subscribe(s2, into: slot2, queue: queue),
+            state.subscribe(s3, into: slot3, queue: queue),
+            state.subscribe(s4, into: slot4, queue: queue),
+            state.subscribe(s5, into: slot5, queue: queue),
+            state.subscribe(s6, into: slot6, queue: queue),
+            state.subscribe(s7, into: slot7, queue: queue),
+            state.subscribe(s8, into: slot8, queue: queue),
+            state.subscribe(s9, into: slot9, queue: queue),
+            state.subscribe(s10, into: slot10, queue: queue),
+            state.subscribe(s11, into: slot11, queue: queue),
+            state.subscribe(s12, into: slot12, queue: queue),
+            state.subscribe(s13, into: slot13, queue: queue),
+            state.subscribe(s14, into: slot14, queue: queue),
+            state.subscribe(s15, into: slot15, queue: queue),
+            state.subscribe(s16, into: slot16, queue: queue),
+            state.subscribe(s17, into: slot17, queue: queue),
+            state.subscribe(s18, into: slot18, queue: queue),
+            state.subscribe(s19, into: slot19, queue: queue),
+            state.subscribe(s20, into: slot20, queue: queue),
+            state.subscribe(s21, into: slot21, queue: queue),
+            state.subscribe(s22, into: slot22, queue: queue),
+            state.subscribe(s23, into: slot23, queue: queue),
+            state.subscribe(s24, into: slot24, queue: queue),
+            state.subscribe(s25, into: slot25, queue: queue),
+            state.subscribe(s26, into: slot26, queue: queue),
+        ])
+    }
 }
