@@ -84,7 +84,7 @@ extension CoreStressTests {
         @Test func runOnAThreadPoolRacesDisposal() {
             let check = LeakCheck()
             do {
-                let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
+                let pool = makeThreadPool(threadCount: 2)
                 let counts = SubscriptionCounts()
                 let upstream: Signal<Int, NoError> = counts.signal()
                 let rounds = 3_000 * stressScale
@@ -110,7 +110,7 @@ extension CoreStressTests {
         @Test func deliverOnAThreadPoolRacesDisposal() {
             let check = LeakCheck()
             do {
-                let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
+                let pool = makeThreadPool(threadCount: 2)
                 let misordered = Atomic<Int>(0)
                 raceRounds(
                     threads: 2,
@@ -323,3 +323,15 @@ private func waitUntil(_ condition: () -> Bool) {
         usleep(1000)
     }
 }
+
+/// A new thread pool whose weak-reference side table stays visibly reachable
+/// (see the unit tests' `makeThreadPool`): pools live for the whole process,
+/// and once none of a pool's lanes is alive, LeakSanitizer cannot see the
+/// side table referenced from the pool's encoded reference count.
+private func makeThreadPool(threadCount: Int) -> ThreadPool {
+    let pool = ThreadPool(threadCount: threadCount, threadPriority: 0.5)
+    _ = immortalLanes.modify { $0 + [pool.nextQueue()] }
+    return pool
+}
+
+private let immortalLanes = SignalKit.Atomic<[ThreadPoolQueue]>(value: [])
