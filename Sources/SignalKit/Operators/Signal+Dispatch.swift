@@ -5,14 +5,21 @@
 ///
 /// Marble: `"a-b-|"` → (on `queue`) `"a-b-|"`
 ///
-/// - Threading: subscribes upstream now, on the caller's thread. Each next,
-///   error and completion is re-posted with `queue.async`: inline when the
-///   upstream delivers on `queue` already, otherwise in FIFO order.
-/// - Termination: upstream is disposed as soon as it terminates, on the
-///   producing thread, even if the deferred terminal event has not been
-///   delivered yet.
-/// - Disposal: events not yet delivered when the handle is disposed are
-///   dropped.
+/// - Parameters:
+///   - queue: where values, the error and the completion are delivered.
+/// - Returns: a function from a signal to the same signal delivered on
+///   `queue`.
+///
+/// **Threading:** subscribes upstream now, on the caller's thread. Each
+/// next, error and completion is re-posted with `queue.async`: inline when
+/// the upstream delivers on `queue` already, otherwise as a FIFO block, so
+/// the events of one producer keep their order.
+///
+/// **Termination:** upstream is disposed as soon as it terminates, on the
+/// producing thread, even if the deferred terminal event has not been
+/// delivered yet.
+///
+/// **Disposal:** disposes upstream; events not yet delivered are dropped.
 public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
@@ -21,8 +28,22 @@ public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     }
 }
 
-/// `deliverOn(Queue.mainQueue())`: inline on the main thread, else posted to
-/// the main queue (which runs only while the main thread drains it).
+/// Delivers every event on the main queue: `deliverOn(Queue.mainQueue())`.
+///
+/// Marble: `"a-b-|"` → (on the main queue) `"a-b-|"`
+///
+/// - Parameters:
+///   - signal: the signal to deliver on the main queue.
+/// - Returns: `signal |> deliverOn(Queue.mainQueue())`.
+///
+/// **Threading:** subscribes now, on the caller's thread. Events produced on
+/// the main thread are delivered inline; others are posted to the main
+/// queue, in order. On Linux the main queue runs only while something
+/// drains it (`dispatchMain()`, a run loop, or Swift's async `main`).
+///
+/// **Termination:** as `deliverOn(_: Queue)`: upstream is disposed at once.
+///
+/// **Disposal:** disposes upstream; events not yet delivered are dropped.
 public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     signal |> deliverOn(Queue.mainQueue())
 }
@@ -30,10 +51,22 @@ public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// Delivers every event as a task on `threadPool`, in order, through one
 /// `ThreadPoolQueue` per subscription.
 ///
-/// - Threading: subscribes now, on the caller's thread; events run on pool
-///   threads, one after another.
-/// - Termination: as `deliverOn(_: Queue)`.
-/// - Disposal: queued events are dropped once the handle is disposed.
+/// Marble: `"a-b-|"` → (on pool threads) `"a-b-|"`
+///
+/// - Parameters:
+///   - threadPool: the pool whose threads deliver the events.
+/// - Returns: a function from a signal to the same signal delivered on the
+///   pool.
+///
+/// **Threading:** subscribes now, on the caller's thread. Each event becomes
+/// a `ThreadPoolTask` on the subscription's own lane (`nextQueue()`): events
+/// run on pool threads one after another, in order; different subscriptions
+/// run concurrently.
+///
+/// **Termination:** as `deliverOn(_: Queue)`: upstream is disposed at once,
+/// on the producing thread.
+///
+/// **Disposal:** disposes upstream; queued events are dropped.
 public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
@@ -44,14 +77,24 @@ public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signa
 
 /// Subscribes to the signal on `queue`.
 ///
-/// Marble: events are unchanged; the subscription happens on `queue`.
+/// Marble: `"a-b-|"` → `"a-b-|"` (unchanged; the subscription happens on
+/// `queue`)
 ///
-/// - Threading: if the caller is on `queue`, subscribes inline; otherwise
-///   subscribes from a block posted to `queue`. Events are not re-dispatched:
-///   they arrive on whatever thread the upstream uses (for a synchronous
-///   upstream, `queue`).
-/// - Termination: forwarded unchanged.
-/// - Disposal: disposing before the block runs prevents the subscription.
+/// - Parameters:
+///   - queue: where upstream is subscribed.
+/// - Returns: a function from a signal to the same signal, subscribed on
+///   `queue`.
+///
+/// **Threading:** if the caller is on `queue` (`queue.isCurrent()`),
+/// subscribes inline; otherwise subscribes from a block posted to `queue`.
+/// A `Queue(queue:)` wrapper is never current, so it always posts. Events are
+/// not re-dispatched: they arrive on whatever thread upstream uses (for a
+/// synchronous upstream, `queue`).
+///
+/// **Termination:** forwarded unchanged.
+///
+/// **Disposal:** disposing before the block runs prevents the subscription;
+/// afterwards, disposes upstream.
 public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
@@ -69,10 +112,22 @@ public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
 
 /// Subscribes to the signal from a task on `threadPool`.
 ///
-/// - Threading: the subscription (and a synchronous upstream's events) runs
-///   on a pool thread.
-/// - Termination: forwarded unchanged.
-/// - Disposal: disposing before the task runs cancels it: no subscription.
+/// Marble: `"a-b-|"` → `"a-b-|"` (unchanged; the subscription happens on a
+/// pool thread)
+///
+/// - Parameters:
+///   - threadPool: the pool on which upstream is subscribed.
+/// - Returns: a function from a signal to the same signal, subscribed on a
+///   pool thread.
+///
+/// **Threading:** the subscription (and a synchronous upstream's events)
+/// runs in a `ThreadPoolTask` on a pool thread. Events are not
+/// re-dispatched.
+///
+/// **Termination:** forwarded unchanged.
+///
+/// **Disposal:** disposing before the task runs cancels it (no
+/// subscription); afterwards, disposes upstream.
 public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
@@ -81,7 +136,10 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
                 guard !state.cancelled.with({ $0 }) else { return }
                 pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
-            pending.onCancel = { task.cancel() }
+            // The pending subscription holds the task's cancellation until the
+            // subscription replaces it (or disposal runs it): that releases
+            // the task, which references the pending subscription.
+            pending.start { ActionDisposable { task.cancel() } }
             threadPool.addTask(task)
             return pending
         }
@@ -90,19 +148,17 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
 
 /// A subscription that will be made later (on another queue); disposing it
 /// first prevents it, disposing it afterwards disposes it.
-final class _PendingSubscription: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `onCancel` is set before the handle is shared;
-    // the rest is a MetaDisposable.
+final class _PendingSubscription: Disposable, Sendable {
     private let current = MetaDisposable()
-    var onCancel: (() -> Void)?
 
+    /// Makes the subscription (replacing and disposing what `current` held
+    /// before), unless already disposed.
     func start(_ subscribe: () -> any Disposable) {
         guard !current.isDisposed else { return }
         current.set(subscribe())
     }
 
     func dispose() {
-        onCancel?()
         current.dispose()
     }
 }
