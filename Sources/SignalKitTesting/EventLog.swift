@@ -1,5 +1,4 @@
 public import SignalKit
-import Synchronization
 
 /// An ordered, thread-safe log of events as strings, for exact event-log
 /// assertions (callback, subscription and disposal order).
@@ -15,7 +14,7 @@ import Synchronization
 /// #expect(log.events == ["a.subscribe#1", "next 2", "completed", "a.dispose#1"])
 /// ```
 public final class EventLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
 
     public init() {}
 
@@ -90,7 +89,7 @@ public final class TestSource<T, E>: @unchecked Sendable {
     private let body: (Subscriber<T, E>) -> Void
     private let keepsSubscribers: Bool
     private let counts = _SourceCounts()
-    private let held = Mutex<[Subscriber<T, E>]>([])
+    private let held = Locked<[Subscriber<T, E>]>([])
 
     /// - Parameters:
     ///   - keepsSubscribers: whether the source holds its subscribers (a hot
@@ -147,7 +146,7 @@ public final class TestSource<T, E>: @unchecked Sendable {
 }
 
 private final class _SourceCounts: Sendable {
-    private let counts = Mutex<(subscribe: Int, dispose: Int)>((0, 0))
+    private let counts = Locked<(subscribe: Int, dispose: Int)>((0, 0))
 
     func subscribed() -> Int { counts.withLock { $0.subscribe += 1; return $0.subscribe } }
     func disposed() { counts.withLock { $0.dispose += 1 } }

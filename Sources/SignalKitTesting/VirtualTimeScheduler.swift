@@ -37,7 +37,7 @@ public final class VirtualTimeScheduler: Sendable {
         var current: [ObjectIdentifier] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

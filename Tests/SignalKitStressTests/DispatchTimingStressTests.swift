@@ -10,7 +10,7 @@ import Testing
 // time with the other stress tests: `LeakCheck` compares process-wide
 // counters, which a suite running in parallel would disturb.
 
-extension CoreStressTests {
+extension StressSuite {
     @Suite(.serialized) struct DispatchTimingStressTests {
         // MARK: deliverOn / runOn
 

@@ -1,14 +1,20 @@
 import Synchronization
 
-/// A value behind a mutex, for rarely-touched global settings.
-final class _LockedBox<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+/// A value behind a pthread mutex, for rarely-touched global settings.
+/// (Not `Synchronization.Mutex`: contended, it hands over through futex calls
+/// ThreadSanitizer cannot see.)
+final class _LockedBox<Value: Sendable>: @unchecked Sendable {
+    // `@unchecked Sendable`: `stored` is only accessed with `mutex` held.
+    private let mutex = _Mutex()
+    private var stored: Value
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) { stored = value }
+
+    deinit { mutex.destroy() }
 
     var value: Value {
-        get { mutex.withLock { $0 } }
-        set { mutex.withLock { $0 = newValue } }
+        get { mutex.withLock { stored } }
+        set { mutex.withLock { stored = newValue } }
     }
 }
 

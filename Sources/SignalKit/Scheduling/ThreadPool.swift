@@ -28,11 +28,14 @@ public final class ThreadPoolTask: Sendable {
 }
 
 /// A serial lane of a `ThreadPool`: its tasks run one after another in FIFO
-/// order (possibly on different pool threads, never overlapping). Holds its
-/// pool weakly: adding to a queue whose pool is gone does nothing.
+/// order (possibly on different pool threads, never overlapping).
+///
+/// SwiftSignalKit holds the pool weakly; a pool's threads keep it alive for
+/// the life of the process, so a strong reference behaves the same and needs
+/// no weak-reference side table.
 public final class ThreadPoolQueue: Equatable, @unchecked Sendable {
     // `@unchecked Sendable`: `tasks` and `isTaken` are guarded by the pool's mutex.
-    private weak var threadPool: ThreadPool?
+    private let threadPool: ThreadPool
     fileprivate var tasks: [ThreadPoolTask] = []
     fileprivate var isTaken = false
     fileprivate var isReady = false
@@ -42,7 +45,7 @@ public final class ThreadPoolQueue: Equatable, @unchecked Sendable {
     }
 
     public func addTask(_ task: ThreadPoolTask) {
-        threadPool?.enqueue(task, on: self)
+        threadPool.enqueue(task, on: self)
     }
 
     public static func == (lhs: ThreadPoolQueue, rhs: ThreadPoolQueue) -> Bool {
