@@ -43,6 +43,12 @@ let allWorkloads: [Workload] = [
         run: { runW1($0, $1) }
     ),
     Workload(
+        id: "W2", title: "map→filter→map→sum, synchronous source", unit: "ns/event",
+        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 12, allocations: 0, check: ">= 12x faster than OpenCombine"),
+        run: { runW2($0, $1) }
+    ),
+    Workload(
         id: "W3", title: "hot fan-out, 100 subscribers", unit: "ns/delivery",
         fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
         target: Target(nanoseconds: 18, allocations: 0, check: "<= 1.5x floor"),
@@ -53,6 +59,12 @@ let allWorkloads: [Workload] = [
         fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
         target: Target(nanoseconds: 200, allocations: 3, check: "<= 3x floor; flat from 10 to 10,000 (±25%)"),
         run: { runW4($0, $1) }
+    ),
+    Workload(
+        id: "W5", title: "combineLatest of 2 hot sources", unit: "ns/send",
+        fullSize: 1_000_000, quickSize: 200_000, peers: [.signalkit, .floor],
+        target: Target(nanoseconds: 50, allocations: 0, check: "<= 50 ns absolute (OpenCombine 0.14 has no combineLatest)"),
+        run: { runW5($0, $1) }
     ),
     Workload(
         id: "W7", title: "serial-disposable swap", unit: "ns/set",
