@@ -33,6 +33,7 @@
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -81,6 +82,7 @@ public func combineLatest<T1, T2, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -133,6 +135,7 @@ public func combineLatest<T1, T2, T3, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -189,6 +192,7 @@ public func combineLatest<T1, T2, T3, T4, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -249,6 +253,7 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -313,6 +318,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -381,6 +387,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -453,6 +460,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -529,6 +537,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -609,6 +618,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -693,6 +703,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -781,6 +792,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -873,6 +885,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -969,6 +982,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1069,6 +1083,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1173,6 +1188,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1281,6 +1297,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1393,6 +1410,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1509,6 +1527,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1629,6 +1648,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1753,6 +1773,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -1881,6 +1902,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -2013,6 +2035,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -2149,6 +2172,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
@@ -2289,6 +2313,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
+@inlinable
 public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26, E>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,

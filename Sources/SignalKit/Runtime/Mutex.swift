@@ -8,10 +8,15 @@ import Glibc
 /// code may run while the lock is held or where a hold can be long (`Atomic`,
 /// `Lock`, containers, promises); the subscriber hot paths use
 /// `CSignalRuntime` instead.
-
+///
+/// `@usableFromInline` for SignalKit's `@inlinable` operator code; its
+/// methods are not inlinable (Glibc is imported internally), so specialised
+/// client code makes one direct call per lock or unlock.
+@usableFromInline
 struct _Mutex: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<pthread_mutex_t>
 
+    @usableFromInline
     init() {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: pthread_mutex_t())
@@ -20,15 +25,16 @@ struct _Mutex: @unchecked Sendable {
     }
 
     /// Frees the mutex. The owner calls it exactly once, from its `deinit`.
+    @usableFromInline
     func destroy() {
         pthread_mutex_destroy(pointer)
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }
 
-    @inline(__always) func lock() { pthread_mutex_lock(pointer) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(pointer) }
-    @inline(__always) func tryLock() -> Bool { pthread_mutex_trylock(pointer) == 0 }
+    @usableFromInline @inline(__always) func lock() { pthread_mutex_lock(pointer) }
+    @usableFromInline @inline(__always) func unlock() { pthread_mutex_unlock(pointer) }
+    @usableFromInline @inline(__always) func tryLock() -> Bool { pthread_mutex_trylock(pointer) == 0 }
 
     @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
