@@ -48,6 +48,17 @@ let package = Package(
             dependencies: ["SignalKit", "SignalKitTesting"],
             swiftSettings: swiftSettings
         ),
+        // Counts allocations for SignalKitAllocationTests (a malloc interposer
+        // linked into the test executable; compiled out under sanitizers).
+        .target(
+            name: "CAllocationCounter",
+            path: "Tests/CAllocationCounter"
+        ),
+        .testTarget(
+            name: "SignalKitAllocationTests",
+            dependencies: ["SignalKit", "CAllocationCounter"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CSignalRuntimeTests",
             dependencies: ["CSignalRuntime", "SignalKitTesting"],
