@@ -1,5 +1,3 @@
-import Synchronization
-
 // Catch: recovering from errors (`catch`, `retry`, `restartIfError`,
 // `restartOrMapError`) and resubscribing on completion (`restart`,
 // `recurse`).
@@ -369,7 +367,7 @@ final class _RetryPolicy<E, R>: @unchecked Sendable {
 /// Holds no reference to the downstream subscriber (the sinks and the
 /// pending wait do).
 final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: the mutable state is in `state` (a `Mutex`).
+    // `@unchecked Sendable`: `state` is guarded by `mutex`.
     private struct State {
         var slot = _StepSlot()
         var nextStep = 0
@@ -379,16 +377,21 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     let signal: Signal<T, E>
     let policy: _RetryPolicy<E, R>
-    private let state = Mutex(State())
+    private let mutex = _Mutex()
+    private var state = State()
 
     init(signal: Signal<T, E>, policy: _RetryPolicy<E, R>) {
         self.signal = signal
         self.policy = policy
     }
 
+    deinit {
+        mutex.destroy()
+    }
+
     /// Subscribes the source, unless disposed.
     func subscribe(_ downstream: Subscriber<T, R>) {
-        let step = state.withLock { state -> Int? in
+        let step = mutex.withLock { () -> Int? in
             if state.slot.isDisposed { return nil }
             defer { state.nextStep += 1 }
             return state.nextStep
@@ -399,7 +402,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     /// Counts a retry; returns its delay, or nil when `maxRetries` is reached.
     func nextDelay() -> Double? {
-        state.withLock { state -> Double? in
+        mutex.withLock { () -> Double? in
             state.retries += 1
             if let maxRetries = policy.maxRetries, state.retries >= maxRetries { return nil }
             state.delay = min(policy.maxDelay, state.delay + policy.delayIncrement)
@@ -409,7 +412,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     /// Resubscribes on the policy's queue after `delay` seconds.
     func resubscribe(after delay: Double, _ downstream: Subscriber<T, R>) {
-        let step = state.withLock { state -> Int in
+        let step = mutex.withLock { () -> Int in
             defer { state.nextStep += 1 }
             return state.nextStep
         }
@@ -420,12 +423,12 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     }
 
     private func install(_ disposable: any Disposable, step: Int) {
-        let toDispose = state.withLock { $0.slot.install(disposable, step: step) }
+        let toDispose = mutex.withLock { state.slot.install(disposable, step: step) }
         toDispose?.dispose()
     }
 
     func dispose() {
-        let current = state.withLock { $0.slot.dispose() }
+        let current = mutex.withLock { state.slot.dispose() }
         current?.dispose()
     }
 }

@@ -232,22 +232,21 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
 ///
 /// Holds no reference to the downstream subscriber (the sinks do).
 final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
-    // `@unchecked Sendable`: `remaining` is a `Mutex`; the base class guards
-    // its own state.
+    // `@unchecked Sendable`: `remaining` is guarded by the base class's
+    // `mutex`.
 
     /// Segments not subscribed yet, the next one last. `then` signals and
     /// `deferred` signals are expanded when they reach the top.
-    private let remaining: Mutex<[Signal<T, E>]>
+    private var remaining: [Signal<T, E>] = []
 
     init(chain: _ThenChain<T, E>) {
-        var segments: [Signal<T, E>] = []
-        chain.pushSegments(onto: &segments)
-        remaining = Mutex(segments)
+        super.init()
+        chain.pushSegments(onto: &remaining)
     }
 
     /// Whether every segment was subscribed.
     var isExhausted: Bool {
-        remaining.withLock { $0.isEmpty }
+        mutex.withLock { remaining.isEmpty }
     }
 
     /// Subscribes the next segment. Call only when not exhausted.
@@ -259,12 +258,12 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
     /// factories (at the moment subscribing them would), so that neither
     /// nests a subscription.
     private func nextSegment() -> Signal<T, E> {
-        var signal = remaining.withLock { $0.removeLast() }
+        var signal = mutex.withLock { remaining.removeLast() }
         while let composition = signal.composition {
             if let chain = composition as? _ThenChain<T, E> {
-                signal = remaining.withLock { segments in
-                    chain.pushSegments(onto: &segments)
-                    return segments.removeLast()
+                signal = mutex.withLock {
+                    chain.pushSegments(onto: &remaining)
+                    return remaining.removeLast()
                 }
             } else if let deferred = composition as? _DeferredComposition<T, E> {
                 signal = deferred.factory()

@@ -1,3 +1,5 @@
+import Glibc
+
 // How a `then` or `deferred` signal was built (`Signal.composition`), so that
 // `then` can subscribe a chain of any length, nested `then`s and recursive
 // `deferred { … |> then(…) }` loops included, from one loop in constant stack
@@ -18,10 +20,12 @@ class _SignalComposition<T, E>: @unchecked Sendable {
 /// `then(d)` to it adds one node that shares the rest, so a chain of n
 /// segments is built in O(n) time and memory whichever way it is folded.
 final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
-    /// The segments before this one; nil for the first one. A `var` only so
-    /// that `deinit` can unlink the list iteratively.
+    // `previous` and `segment` are `var`s only so that `deinit` can hand
+    // them to `_ThenChainRelease`; they never change before.
+
+    /// The segments before this one; nil for the first one.
     private var previous: _ThenChain<T, E>?
-    let segment: Signal<T, E>
+    private var segment: Signal<T, E>?
 
     init(previous: _ThenChain<T, E>?, segment: Signal<T, E>) {
         self.previous = previous
@@ -40,22 +44,54 @@ final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
     func pushSegments(onto stack: inout [Signal<T, E>]) {
         var node: _ThenChain<T, E>? = self
         while let current = node {
-            stack.append(current.segment)
+            if let segment = current.segment { stack.append(segment) }
             node = current.previous
         }
     }
 
     deinit {
-        // Releasing a million-node list recursively would overflow the stack:
-        // unlink the nodes nobody else holds one by one.
-        var next = previous
+        // A long list (left fold), or segments that are `then` signals
+        // themselves (right fold), would be released recursively and
+        // overflow the stack: release them from a loop instead.
+        var held: [AnyObject] = []
+        if let previous { held.append(previous) }
+        if let segment { held.append(segment) }
         previous = nil
-        while var node = next {
-            next = nil
-            guard isKnownUniquelyReferenced(&node) else { break }
-            next = node.previous
-            node.previous = nil
+        segment = nil
+        _ThenChainRelease.release(&held)
+    }
+}
+
+/// Releases what `then` chain nodes hold from a loop, in constant stack: the
+/// first node released on a thread drains a per-thread list; nodes released
+/// while it drains (by the objects it releases) only append to that list.
+enum _ThenChainRelease {
+    private final class Pending {
+        var objects: [AnyObject] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "SignalKit: pthread_key_create failed (\(status))")
+        return key
+    }()
+
+    /// Releases `objects` (emptying it): here, from a loop, or, when a loop
+    /// runs further up this thread's stack, from that loop.
+    static func release(_ objects: inout [AnyObject]) {
+        if let draining = pthread_getspecific(key) {
+            Unmanaged<Pending>.fromOpaque(draining).takeUnretainedValue().objects.append(contentsOf: objects)
+            objects.removeAll()
+            return
         }
+        let pending = Pending()
+        swap(&pending.objects, &objects)
+        pthread_setspecific(key, Unmanaged.passUnretained(pending).toOpaque())
+        while let object = pending.objects.popLast() {
+            withExtendedLifetime(object) {}  // released here; nested nodes append
+        }
+        pthread_setspecific(key, nil)
     }
 }
 

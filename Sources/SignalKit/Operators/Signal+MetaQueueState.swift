@@ -30,8 +30,8 @@ import Synchronization
 /// subscriber (the sinks do), so it forms no cycle with the downstream
 /// subscription.
 ///
-/// `@unchecked Sendable`: the mutable state is in `state` (a `Mutex`), plus
-/// `currentIndex`, an atomic copy of `State.index` for the value path.
+/// `@unchecked Sendable`: `state` is guarded by `mutex`; `currentIndex` is an
+/// atomic copy of `State.index` for the value path.
 final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     enum Mode {
         case switching
@@ -83,18 +83,23 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     let mode: Mode
-    private let state = Mutex(State())
+    private let mutex = _Mutex()
+    private var state = State()
     private let currentIndex = Synchronization.Atomic<Int>(0)
 
     init(mode: Mode) {
         self.mode = mode
     }
 
+    deinit {
+        mutex.destroy()
+    }
+
     // MARK: Outer events
 
     /// Sets the outer subscription's handle (once `_start` returned).
     func setOuter(_ handle: any Disposable) {
-        let disposed = state.withLock { state -> Bool in
+        let disposed = mutex.withLock { () -> Bool in
             if state.slot.isDisposed { return true }
             state.outer = handle
             return false
@@ -103,7 +108,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     func outerNext(_ inner: Signal<R, E>, _ downstream: Subscriber<R, E>) {
-        let (start, dropped) = state.withLock { state -> (Int?, Signal<R, E>?) in
+        let (start, dropped) = mutex.withLock { () -> (Int?, Signal<R, E>?) in
             if state.stopped { return (nil, nil) }
             switch mode {
             case .switching:
@@ -129,12 +134,12 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     func outerFailed(_ error: E, _ downstream: Subscriber<R, E>) {
-        state.withLock { $0.stopped = true }
+        mutex.withLock { state.stopped = true }
         downstream.putError(error)
     }
 
     func outerCompleted(_ downstream: Subscriber<R, E>) {
-        let complete = state.withLock { state -> Bool in
+        let complete = mutex.withLock { () -> Bool in
             state.outerCompleted = true
             return !state.executing && !state.hasWaiting
         }
@@ -150,7 +155,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     func innerFailed(_ index: Int, _ error: E, _ downstream: Subscriber<R, E>) {
-        let current = state.withLock { state -> Bool in
+        let current = mutex.withLock { () -> Bool in
             guard state.index == index else { return false }
             state.stopped = true
             return true
@@ -159,7 +164,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     func innerCompleted(_ index: Int, _ downstream: Subscriber<R, E>) {
-        let next = state.withLock { state -> Next in
+        let next = mutex.withLock { () -> Next in
             guard state.executing, state.index == index else { return .none }
             guard state.startReturned else {
                 if state.outerCompleted && !state.hasWaiting {
@@ -187,7 +192,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         var index = firstIndex
         while true {
             let handle = signal._start(_SignalQueueInnerSink(state: self, downstream: downstream, index: index))
-            let (toDispose, next) = state.withLock { state -> ((any Disposable)?, Next) in
+            let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Next) in
                 let toDispose = state.slot.install(handle, step: index)
                 // Replaced meanwhile (switching), or still running.
                 guard state.index == index else { return (toDispose, .none) }
@@ -229,7 +234,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
 
     /// Disposes the current inner, then the outer.
     func dispose() {
-        let (current, outer) = state.withLock { state -> ((any Disposable)?, (any Disposable)?) in
+        let (current, outer) = mutex.withLock { () -> ((any Disposable)?, (any Disposable)?) in
             state.stopped = true
             defer { state.outer = nil }
             return (state.slot.dispose(), state.outer)

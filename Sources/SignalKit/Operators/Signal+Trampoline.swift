@@ -1,5 +1,3 @@
-import Synchronization
-
 // The engine of the operators that subscribe one signal after another when
 // the previous one finishes: `restart`, `recurse`, `restartIfError`,
 // `restartOrMapError` (Catch) and `then` (Meta). SwiftSignalKit subscribes the
@@ -66,8 +64,8 @@ struct _StepSlot {
 /// once. Nothing is started after that one (SwiftSignalKit would go on, and
 /// recurse without end, if each successor also finished while disposed).
 ///
-/// `@unchecked Sendable`: the mutable state is in `state` (a `Mutex`);
-/// steps may finish on any thread.
+/// `@unchecked Sendable`: `state` is guarded by `mutex`; steps may finish on
+/// any thread.
 class _StepTrampoline: Disposable, @unchecked Sendable {
     private struct State {
         var slot = _StepSlot()
@@ -88,15 +86,22 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    /// Guards `state`, and subclasses' own mutable state. Never held while
+    /// subscribing, disposing or calling out.
+    let mutex = _Mutex()
+    private var state = State()
 
     init() {}
 
+    deinit {
+        mutex.destroy()
+    }
+
     /// Subscribes the first step (outside the loop).
     final func start(_ subscribe: () -> any Disposable) {
-        let step = state.withLock { $0.takeStep() }
+        let step = mutex.withLock { state.takeStep() }
         let handle = subscribe()
-        let toDispose = state.withLock { $0.slot.install(handle, step: step) }
+        let toDispose = mutex.withLock { state.slot.install(handle, step: step) }
         toDispose?.dispose()
     }
 
@@ -104,7 +109,7 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
     /// or lets the running loop do it (see the type's documentation).
     /// `subscribe` subscribes the next step and returns its handle.
     final func advance(_ subscribe: () -> any Disposable) {
-        let first = state.withLock { state -> Int? in
+        let first = mutex.withLock { () -> Int? in
             if state.stopped { return nil }
             if state.looping {
                 state.pending = true
@@ -120,7 +125,7 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
         guard var step = first else { return }
         while true {
             let handle = subscribe()
-            let (toDispose, next) = state.withLock { state -> ((any Disposable)?, Int?) in
+            let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Int?) in
                 let toDispose = state.slot.install(handle, step: step)
                 if state.pending && !state.stopped && !state.slot.isDisposed {
                     state.pending = false
@@ -138,12 +143,12 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
 
     /// Ends the sequence: no further step is subscribed.
     final func stop() {
-        state.withLock { $0.stopped = true }
+        mutex.withLock { state.stopped = true }
     }
 
     /// Disposes the current step, then stops the sequence.
     final func dispose() {
-        let current = state.withLock { $0.slot.dispose() }
+        let current = mutex.withLock { state.slot.dispose() }
         current?.dispose()
         stop()
     }

@@ -1,7 +1,6 @@
 import Glibc
 import SignalKit
 import SignalKitTesting
-import Synchronization
 
 // Helpers for CatchTests, Meta*Tests and StackSafetyTests. `take` belongs to
 // another operator family; these tests use a legacy-shaped stand-in.
@@ -29,11 +28,15 @@ func firstValueOnlyForCatchMetaTests<T, E>() -> (Signal<T, E>) -> Signal<T, E> {
 /// logging `"<name>.subscribe#n"` and `"<name>.dispose#n"` like `TestSource`,
 /// and keeping every subscriber reachable through `subscriber(n)`.
 final class ScriptedSource<T, E>: @unchecked Sendable {
-    // `@unchecked Sendable`: mutable state behind `state`.
+    // `@unchecked Sendable`: the mutable state is guarded by `lock` (a
+    // pthread mutex, which ThreadSanitizer sees).
     let name: String
     private let log: EventLog?
     private let body: (Int, Subscriber<T, E>) -> Void
-    private let state = Mutex<(count: Int, disposed: [Int: Int], subscribers: [Int: Subscriber<T, E>])>((0, [:], [:]))
+    private let lock = Lock()
+    private var count = 0
+    private var disposed: [Int: Int] = [:]
+    private var subscribers: [Int: Subscriber<T, E>] = [:]
 
     init(_ name: String, log: EventLog?, body: @escaping (Int, Subscriber<T, E>) -> Void) {
         self.name = name
@@ -43,37 +46,43 @@ final class ScriptedSource<T, E>: @unchecked Sendable {
 
     var signal: Signal<T, E> {
         Signal { [self] subscriber in
-            let index = state.withLock { state -> Int in
-                state.count += 1
-                state.subscribers[state.count] = subscriber
-                return state.count
+            var index = 0
+            lock.locked {
+                count += 1
+                index = count
+                subscribers[index] = subscriber
             }
             log?.append("\(name).subscribe#\(index)")
             body(index, subscriber)
             return ActionDisposableLogging { [self] in
-                state.withLock { $0.disposed[index, default: 0] += 1 }
+                lock.locked { disposed[index, default: 0] += 1 }
                 log?.append("\(name).dispose#\(index)")
             }
         }
     }
 
-    var subscribeCount: Int { state.withLock { $0.count } }
-
-    /// How many times the disposable of subscription `index` was disposed.
-    func disposeCount(_ index: Int) -> Int { state.withLock { $0.disposed[index, default: 0] } }
+    var subscribeCount: Int {
+        var result = 0
+        lock.locked { result = count }
+        return result
+    }
 
     /// Whether every subscription's disposable was disposed exactly once.
     var everySubscriptionDisposedOnce: Bool {
-        state.withLock { state in (0..<state.count).allSatisfy { state.disposed[$0 + 1] == 1 } }
+        var result = false
+        lock.locked { result = (0..<count).allSatisfy { disposed[$0 + 1] == 1 } }
+        return result
     }
 
-    func subscriber(_ index: Int) -> Subscriber<T, E> { state.withLock { $0.subscribers[index]! } }
+    func subscriber(_ index: Int) -> Subscriber<T, E> {
+        var result: Subscriber<T, E>?
+        lock.locked { result = subscribers[index] }
+        return result!
+    }
 
     func releaseSubscribers() {
-        let released = state.withLock { state -> [Int: Subscriber<T, E>] in
-            defer { state.subscribers = [:] }
-            return state.subscribers
-        }
+        var released: [Int: Subscriber<T, E>] = [:]
+        lock.locked { swap(&released, &subscribers) }
         _ = released
     }
 }
