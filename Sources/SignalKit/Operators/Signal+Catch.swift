@@ -184,8 +184,9 @@ public func restartOrMapError<T, E, E2>(
 /// Holds no reference to the downstream subscriber (the sinks do): it is
 /// the generator's disposable, which the downstream subscription holds.
 final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable here; the base class guards its state.
-    let signal: Signal<T, E>
+    // `@unchecked Sendable`: `signal` is guarded by the base class's `mutex`.
+    /// The source; released once the run is disposed.
+    private var signal: Signal<T, E>?
     let restartsOnCompletion: Bool
     let onError: (E) -> RestartOrMapErrorCondition<R>
 
@@ -196,7 +197,13 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
     }
 
     func subscribe(_ downstream: Subscriber<T, R>) -> any Disposable {
-        signal._start(_RestartSink(run: self, downstream: downstream))
+        guard let signal = mutex.withLock({ signal }) else { return EmptyDisposable }
+        return signal._start(_RestartSink(run: self, downstream: downstream))
+    }
+
+    override func didDispose() {
+        let released = mutex.withLock { signal.take() }
+        _ = released
     }
 }
 
@@ -375,10 +382,12 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
         var retries = 0
     }
 
-    let signal: Signal<T, E>
     let policy: _RetryPolicy<E, R>
     private let mutex = _Mutex()
     private var state = State()
+    /// The source; released once the run is disposed (see
+    /// `_StepTrampoline.didDispose`).
+    private var signal: Signal<T, E>?
 
     init(signal: Signal<T, E>, policy: _RetryPolicy<E, R>) {
         self.signal = signal
@@ -391,12 +400,12 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     /// Subscribes the source, unless disposed.
     func subscribe(_ downstream: Subscriber<T, R>) {
-        let step = mutex.withLock { () -> Int? in
-            if state.slot.isDisposed { return nil }
+        let next = mutex.withLock { () -> (Int, Signal<T, E>)? in
+            guard !state.slot.isDisposed, let signal else { return nil }
             defer { state.nextStep += 1 }
-            return state.nextStep
+            return (state.nextStep, signal)
         }
-        guard let step else { return }
+        guard let (step, signal) = next else { return }
         install(signal._start(_RetrySink(run: self, downstream: downstream)), step: step)
     }
 
@@ -430,6 +439,8 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     func dispose() {
         let current = mutex.withLock { state.slot.dispose() }
         current?.dispose()
+        let released = mutex.withLock { signal.take() }
+        _ = released
     }
 }
 

@@ -249,6 +249,12 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
         mutex.withLock { remaining.isEmpty }
     }
 
+    override func didDispose() {
+        var released: [Signal<T, E>] = []
+        mutex.withLock { swap(&released, &remaining) }
+        _ = released
+    }
+
     /// Subscribes the next segment. Call only when not exhausted.
     func subscribeNext(_ downstream: Subscriber<T, E>) -> any Disposable {
         nextSegment()._start(_ThenSink(run: self, downstream: downstream))
@@ -258,7 +264,9 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
     /// factories (at the moment subscribing them would), so that neither
     /// nests a subscription.
     private func nextSegment() -> Signal<T, E> {
-        var signal = mutex.withLock { remaining.removeLast() }
+        // Empty only after disposal; then `never()` is subscribed and, the
+        // run being disposed, disposed at once.
+        guard var signal = mutex.withLock({ remaining.popLast() }) else { return .never() }
         while let composition = signal.composition {
             if let chain = composition as? _ThenChain<T, E> {
                 signal = mutex.withLock {

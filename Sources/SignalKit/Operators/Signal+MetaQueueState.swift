@@ -22,8 +22,8 @@ import Synchronization
 /// The output completes when the outer has completed and no inner is running
 /// or waiting (at once if the outer completes while idle). An error from the
 /// outer or from the current inner fails the output; nothing is subscribed
-/// after an error or after disposal (waiting inners are released with the
-/// state).
+/// after an error or after disposal (waiting inners are released at disposal,
+/// which every termination of the output triggers).
 ///
 /// The state is the generator's disposable: disposing it disposes the
 /// current inner, then the outer. It holds no reference to the downstream
@@ -232,7 +232,8 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
 
     // MARK: Disposal
 
-    /// Disposes the current inner, then the outer.
+    /// Disposes the current inner, then the outer; releases the waiting
+    /// inners (nothing is subscribed after disposal).
     func dispose() {
         let (current, outer) = mutex.withLock { () -> ((any Disposable)?, (any Disposable)?) in
             state.stopped = true
@@ -241,6 +242,9 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
         current?.dispose()
         outer?.dispose()
+        var waiting = _FIFO<Signal<R, E>>()
+        mutex.withLock { swap(&waiting, &state.waiting) }
+        _ = waiting
     }
 }
 

@@ -146,10 +146,18 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
         mutex.withLock { state.stopped = true }
     }
 
-    /// Disposes the current step, then stops the sequence.
+    /// Disposes the current step, then stops the sequence and lets the
+    /// subclass release what it no longer needs.
     final func dispose() {
         let current = mutex.withLock { state.slot.dispose() }
         current?.dispose()
         stop()
+        didDispose()
     }
+
+    /// Called once disposal is over, without the lock: release the signals
+    /// still held. A source that keeps its subscribers after they ended
+    /// (SignalKit's operator sinks live as long as their subscriber) would
+    /// otherwise keep itself alive through sink → run → signal → source.
+    func didDispose() {}
 }

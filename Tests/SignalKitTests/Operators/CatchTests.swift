@@ -580,6 +580,30 @@ import Testing
 
     // MARK: - Lifetimes
 
+    @Test func disposalReleasesASourceThatKeepsItsSubscribers() {
+        // TestSource keeps its subscribers, whose (operator) sinks reference
+        // the run; the run lets go of the source once disposed.
+        let scheduler = VirtualTimeScheduler()
+        let queue = scheduler.makeQueue()
+        let restarted = WeakBox<TestSource<Int, String>>(nil)
+        let retried = WeakBox<TestSource<Int, String>>(nil)
+        var handles: [any Disposable] = []
+        do {
+            let a = TestSource<Int, String>("a", log: EventLog())
+            let b = TestSource<Int, String>("b", log: EventLog())
+            restarted.value = a
+            retried.value = b
+            handles.append((a.signal |> restart).start())
+            handles.append((b.signal |> retry(1, maxDelay: 1, onQueue: queue)).start())
+            a.putCompletion()
+            b.putError("e")
+            scheduler.run()
+        }
+        #expect(restarted.value != nil && retried.value != nil, "subscribed: alive")
+        handles.forEach { $0.dispose() }
+        #expect(restarted.value == nil && retried.value == nil)
+    }
+
     @Test func droppingTheHandleOfARestartOverASilentSourceReleasesEverything() {
         let probe = WeakBox<Probe>(nil)
         do {

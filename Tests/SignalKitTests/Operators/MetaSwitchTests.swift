@@ -109,11 +109,10 @@ import Testing
     }
 
     @Test func aReplacedInnerIsSilencedFromTheMomentItsSuccessorStarts() {
-        // b's subscription makes the still-live a emit and complete: those
-        // events are dropped, and a's completion does not count as the
-        // current inner's, so the output stays open until b completes.
-        // (SwiftSignalKit forwards a's value and, its MetaDisposable not
-        // having disposed a yet, counts a's completion.)
+        // b's subscription makes the still-live a emit and complete (a is
+        // disposed only once b's subscription returns): those events are
+        // dropped, and a's completion does not count as the current inner's,
+        // so the output stays open until b completes.
         let log = EventLog()
         let outer = TestSource<Inner, String>("o", log: log)
         let a = TestSource<Int, String>("a", log: log)
@@ -135,9 +134,9 @@ import Testing
 
     @Test func anInnerThatMakesTheOuterEmitIsReplacedByTheNestedOne() {
         // a's successor b synchronously makes the outer emit c: c replaces b
-        // while b's subscription is still being made. SwiftSignalKit's
-        // MetaDisposable then installs b's handle over c's and disposes the
-        // live c; SignalKit disposes the finished-replaced b instead.
+        // while b's subscription is still being made. With SwiftSignalKit's
+        // MetaDisposable order b's handle would be stored after c's, disposing
+        // the live c; SignalKit disposes the replaced b instead.
         let log = EventLog()
         let outer = TestSource<Inner, String>("o", log: log)
         let a = TestSource<Int, String>("a", log: log)

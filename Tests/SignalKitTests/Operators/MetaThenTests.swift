@@ -198,6 +198,20 @@ import Testing
         #expect(log.events == ["next 1", "b.subscribe#1", "error e", "b.dispose#1"])
     }
 
+    @Test func disposalReleasesTheSegmentsNotSubscribedYet() {
+        let next = WeakBox<TestSource<Int, String>>(nil)
+        let handle: any Disposable
+        do {
+            let a = TestSource<Int, String>("a", log: EventLog())
+            let b = TestSource<Int, String>("b", log: EventLog())
+            next.value = b
+            handle = (a.signal |> then(b.signal)).start()
+        }
+        #expect(next.value != nil)
+        handle.dispose()
+        #expect(next.value == nil)
+    }
+
     // MARK: - deferred
 
     @Test func deferredCallsTheGeneratorAtEachSubscription() {
