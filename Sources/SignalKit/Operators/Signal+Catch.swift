@@ -30,17 +30,14 @@ extension RestartOrMapErrorCondition: Sendable where E: Sendable {}
 ///     error callback; its signal is subscribed at once and all its events
 ///     (values, error of the new type `R`, completion) are forwarded.
 /// - Returns: a function from the source to a signal with error type `R`.
-///
-/// **Threading**: `f` and the alternative's subscription run on the thread
-/// that delivers the source's error.
-///
-/// **Termination**: completes when the source completes (without calling
-/// `f`) or when the alternative completes; fails when the alternative fails.
-///
-/// **Disposal**: one `DisposableSet` holds the source, then the alternative;
-/// disposing disposes both in that order. The alternative is subscribed
-/// before the failed source is disposed (`catch e, b.subscribe#1,
-/// a.dispose#1`).
+/// - Threading: `f` and the alternative's subscription run on the thread
+///   that delivers the source's error.
+/// - Termination: completes when the source completes (without calling
+///   `f`) or when the alternative completes; fails when the alternative fails.
+/// - Disposal: one `DisposableSet` holds the source, then the alternative;
+///   disposing disposes both in that order. The alternative is subscribed
+///   before the failed source is disposed (`catch e, b.subscribe#1,
+///   a.dispose#1`).
 public func `catch`<T, E, R>(_ f: @escaping (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
     { signal in
         Signal { subscriber in
@@ -81,26 +78,22 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 ///   - signal: the source; subscribed again inside its completion callback.
 /// - Returns: a signal that forwards the source's values and its first
 ///   error, and never completes. Use it as `signal |> restart`.
-///
-/// **Threading**: each resubscription runs on the thread that delivered the
-/// completion.
-///
-/// **Termination**: an error is forwarded and ends the restarts.
-///
-/// **Disposal**: disposes the current subscription, then stops restarting (a
-/// completion emitted while it is being disposed still resubscribes once;
-/// that subscription is disposed at once).
-///
-/// **Order**: after an asynchronous completion the new subscription is made
-/// before the old one is disposed (`a.subscribe#2, a.dispose#1`), as in
-/// SwiftSignalKit. A completion during the first subscription resubscribes
-/// inside it, also as in SwiftSignalKit. Resubscriptions that themselves
-/// complete synchronously run from a loop in constant stack, where
-/// SwiftSignalKit recurses until the stack overflows: each of those is
-/// disposed when its subscription returns, before the next one is made
-/// (`a.subscribe#2, a.dispose#2, a.subscribe#3, …`). A finished subscription
-/// never replaces a live later one (SwiftSignalKit's recursion does, and
-/// disposes the live one).
+/// - Threading: each resubscription runs on the thread that delivered the
+///   completion.
+/// - Termination: an error is forwarded and ends the restarts.
+/// - Disposal: disposes the current subscription, then stops restarting (a
+///   completion emitted while it is being disposed still resubscribes once;
+///   that subscription is disposed at once).
+/// - Order: after an asynchronous completion the new subscription is made
+///   before the old one is disposed (`a.subscribe#2, a.dispose#1`), as in
+///   SwiftSignalKit. A completion during the first subscription resubscribes
+///   inside it, also as in SwiftSignalKit. Resubscriptions that themselves
+///   complete synchronously run from a loop in constant stack, where
+///   SwiftSignalKit recurses until the stack overflows: each of those is
+///   disposed when its subscription returns, before the next one is made
+///   (`a.subscribe#2, a.dispose#2, a.subscribe#3, …`). A finished subscription
+///   never replaces a live later one (SwiftSignalKit's recursion does, and
+///   disposes the live one).
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         let run = _RestartRun<T, E, E>(signal: signal, restartsOnCompletion: true) { .error($0) }
@@ -117,8 +110,9 @@ public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// - Parameters:
 ///   - latestValue: ignored (kept for source compatibility).
 /// - Returns: a function from the source to `source |> restart`.
-///
-/// **Threading**, **Termination**, **Disposal**: as `restart`.
+/// - Threading: as `restart`.
+/// - Termination: as `restart`.
+/// - Disposal: as `restart`.
 public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         restart(signal)
@@ -133,14 +127,11 @@ public func recurse<T, E>(_ latestValue: T?) -> (Signal<T, E>) -> Signal<T, E> {
 /// - Parameters:
 ///   - signal: the source; subscribed again inside its error callback.
 /// - Returns: a signal that never fails. Use it as `signal |> restartIfError`.
-///
-/// **Threading**: each resubscription runs on the thread that delivered the
-/// error.
-///
-/// **Termination**: completes when the source completes.
-///
-/// **Disposal**: disposes the current subscription, then stops; ordering as
-/// `restart` (an error plays the part of the completion).
+/// - Threading: each resubscription runs on the thread that delivered the
+///   error.
+/// - Termination: completes when the source completes.
+/// - Disposal: disposes the current subscription, then stops; ordering as
+///   `restart` (an error plays the part of the completion).
 public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
     Signal { subscriber in
         let run = _RestartRun<T, E, NoError>(signal: signal, restartsOnCompletion: false) { _ in .restart }
@@ -160,13 +151,10 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 ///     callback. `.restart` resubscribes at once (as `restartIfError`);
 ///     `.error(e)` fails with `e`.
 /// - Returns: a function from the source to a signal with error type `E2`.
-///
-/// **Threading**: as `restartIfError`.
-///
-/// **Termination**: completes when the source completes; fails with the
-/// mapped error.
-///
-/// **Disposal**: as `restartIfError`.
+/// - Threading: as `restartIfError`.
+/// - Termination: completes when the source completes; fails with the
+///   mapped error.
+/// - Disposal: as `restartIfError`.
 public func restartOrMapError<T, E, E2>(
     condition: @escaping (E) -> RestartOrMapErrorCondition<E2>
 ) -> (Signal<T, E>) -> Signal<T, E2> {
@@ -256,16 +244,13 @@ final class _RestartSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 ///   - maxDelay: the longest wait.
 ///   - queue: where the waits run and the resubscriptions happen.
 /// - Returns: a function from the source to a signal that never fails.
-///
-/// **Threading**: the first subscription is made on the caller's thread,
-/// every resubscription on `queue` (through its timer, so a
-/// `VirtualTimeScheduler` queue drives it in tests).
-///
-/// **Termination**: completes when the source completes; errors are never
-/// forwarded.
-///
-/// **Disposal**: disposes the current subscription or cancels the pending
-/// wait; nothing is subscribed afterwards.
+/// - Threading: the first subscription is made on the caller's thread,
+///   every resubscription on `queue` (through its timer, so a
+///   `VirtualTimeScheduler` queue drives it in tests).
+/// - Termination: completes when the source completes; errors are never
+///   forwarded.
+/// - Disposal: disposes the current subscription or cancels the pending
+///   wait; nothing is subscribed afterwards.
 public func retry<T, E>(
     _ delayIncrement: Double,
     maxDelay: Double,
@@ -305,15 +290,12 @@ public func retry<T, E>(
 ///     error is forwarded). `nil`: no limit.
 ///   - queue: where the waits run and the resubscriptions happen.
 /// - Returns: a function from the source to a signal of the same type.
-///
-/// **Threading**: the first subscription is made on the caller's thread,
-/// every resubscription on `queue`.
-///
-/// **Termination**: completes when the source completes; fails with an error
-/// `retryOnError` rejects or with the error of the last allowed subscription.
-///
-/// **Disposal**: disposes the current subscription or cancels the pending
-/// wait; nothing is subscribed afterwards.
+/// - Threading: the first subscription is made on the caller's thread,
+///   every resubscription on `queue`.
+/// - Termination: completes when the source completes; fails with an error
+///   `retryOnError` rejects or with the error of the last allowed subscription.
+/// - Disposal: disposes the current subscription or cancels the pending
+///   wait; nothing is subscribed afterwards.
 public func retry<T, E>(
     retryOnError: @escaping (E) -> Bool,
     delayIncrement: Double,

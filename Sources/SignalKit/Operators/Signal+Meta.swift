@@ -16,18 +16,15 @@ import Synchronization
 ///   - signal: a signal of signals (the outer).
 /// - Returns: a signal of the inners' values. Use it as
 ///   `outer |> switchToLatest`.
-///
-/// **Threading**: each inner is subscribed on the thread that delivers it.
-///
-/// **Termination**: completes when the outer has completed and the current
-/// inner has completed, in either order (at once if the outer completes with
-/// no inner running). An error of the outer or of the current inner fails
-/// the output.
-///
-/// **Disposal**: a new inner is subscribed before the previous one is
-/// disposed (`b.subscribe#1, a.dispose#1`); the previous one is silenced from
-/// the moment its successor starts. Disposing disposes the current inner,
-/// then the outer.
+/// - Threading: each inner is subscribed on the thread that delivers it.
+/// - Termination: completes when the outer has completed and the current
+///   inner has completed, in either order (at once if the outer completes with
+///   no inner running). An error of the outer or of the current inner fails
+///   the output.
+/// - Disposal: a new inner is subscribed before the previous one is
+///   disposed (`b.subscribe#1, a.dispose#1`); the previous one is silenced from
+///   the moment its successor starts. Disposing disposes the current inner,
+///   then the outer.
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .switching, transform: { $0 }, promoteError: { $0 })
 }
@@ -40,8 +37,9 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 /// - Parameters:
 ///   - f: called with each value, synchronously, when it arrives.
 /// - Returns: a function from the outer signal to the switched signal.
-///
-/// **Threading**, **Termination**, **Disposal**: as `switchToLatest`.
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`.
+/// - Disposal: as `switchToLatest`.
 public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })
@@ -57,8 +55,9 @@ public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<
 ///   - f: called with each value, synchronously, when it arrives.
 /// - Returns: a function from the `NoError` outer signal to the switched
 ///   signal.
-///
-/// **Threading**, **Termination**, **Disposal**: as `switchToLatest`.
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`.
+/// - Disposal: as `switchToLatest`.
 public func mapToSignalPromotingError<T, R, E>(
     _ f: @escaping (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
@@ -76,21 +75,18 @@ public func mapToSignalPromotingError<T, R, E>(
 /// - Parameters:
 ///   - signal: a signal of signals (the outer).
 /// - Returns: a signal of the inners' values. Use it as `outer |> queue`.
-///
-/// **Threading**: an inner is subscribed on the thread that delivers it when
-/// none is running, else on the thread that delivers the previous inner's
-/// completion.
-///
-/// **Termination**: completes when the outer has completed and every inner
-/// has run. Any error fails the output; waiting inners are then never
-/// subscribed.
-///
-/// **Disposal**: the next inner is subscribed inside the previous one's
-/// completion callback, before the previous one is disposed. Inners that
-/// complete synchronously are drained by a loop (each disposed when its
-/// subscription returns, then the next subscribed): a million queued inners
-/// run in constant stack. Disposing disposes the current inner, then the
-/// outer; waiting inners are never subscribed.
+/// - Threading: an inner is subscribed on the thread that delivers it when
+///   none is running, else on the thread that delivers the previous inner's
+///   completion.
+/// - Termination: completes when the outer has completed and every inner
+///   has run. Any error fails the output; waiting inners are then never
+///   subscribed.
+/// - Disposal: the next inner is subscribed inside the previous one's
+///   completion callback, before the previous one is disposed. Inners that
+///   complete synchronously are drained by a loop (each disposed when its
+///   subscription returns, then the next subscribed): a million queued inners
+///   run in constant stack. Disposing disposes the current inner, then the
+///   outer; waiting inners are never subscribed.
 public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .queueing, transform: { $0 }, promoteError: { $0 })
 }
@@ -104,8 +100,9 @@ public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///   - f: called with each value when it ARRIVES (eagerly), not when its
 ///     signal starts.
 /// - Returns: a function from the outer signal to the queued signal.
-///
-/// **Threading**, **Termination**, **Disposal**: as `queue`.
+/// - Threading: as `queue`.
+/// - Termination: as `queue`.
+/// - Disposal: as `queue`.
 public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })
@@ -123,14 +120,11 @@ public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T
 ///   - signal: a signal of signals (the outer).
 /// - Returns: a signal of the inners' values. Use it as
 ///   `outer |> throttled`.
-///
-/// **Threading**: as `queue`.
-///
-/// **Termination**: completes when the outer has completed, no inner is
-/// running and none waits. Any error fails the output.
-///
-/// **Disposal**: a waiting inner replaced by a newer one is released without
-/// being subscribed. Otherwise as `queue`.
+/// - Threading: as `queue`.
+/// - Termination: completes when the outer has completed, no inner is
+///   running and none waits. Any error fails the output.
+/// - Disposal: a waiting inner replaced by a newer one is released without
+///   being subscribed. Otherwise as `queue`.
 public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .throttling, transform: { $0 }, promoteError: { $0 })
 }
@@ -145,8 +139,9 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///   - f: called with EVERY value when it arrives, including values whose
 ///     signal is then dropped.
 /// - Returns: a function from the outer signal to the throttled signal.
-///
-/// **Threading**, **Termination**, **Disposal**: as `throttled`.
+/// - Threading: as `throttled`.
+/// - Termination: as `throttled`.
+/// - Disposal: as `throttled`.
 public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })
@@ -162,12 +157,9 @@ public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Sign
 /// - Parameters:
 ///   - signal: the source.
 /// - Returns: a signal without values. Use it as `signal |> ignoreValues`.
-///
-/// **Threading**: events stay on the source's thread.
-///
-/// **Termination**: forwarded unchanged.
-///
-/// **Disposal**: disposes the source.
+/// - Threading: events stay on the source's thread.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposes the source.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     Signal { subscriber in
         signal._start(_IgnoreValuesSink(downstream: subscriber))
@@ -196,27 +188,23 @@ final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 ///   - nextSignal: subscribed when the source completes, inside its
 ///     completion callback; never subscribed if the source fails.
 /// - Returns: a function from the source to the concatenated signal.
-///
-/// **Threading**: `nextSignal` is subscribed on the thread that delivers the
-/// source's completion.
-///
-/// **Termination**: completes when `nextSignal` completes; fails when either
-/// fails. `nextSignal` is subscribed even when the downstream has already
-/// terminated during a synchronous first part (termination does not travel
-/// upstream before the generators return).
-///
-/// **Disposal**: disposes the running part. After an asynchronous
-/// completion, `nextSignal` is subscribed before the source is disposed
-/// (`b.subscribe#1, a.dispose#1`).
-///
-/// **Stack safety**: a chain `s0 |> then(s1) |> … |> then(sN)` (folded either
-/// way, with nested `then` signals and `deferred` segments spliced in) is
-/// subscribed by one loop, so a million synchronous segments run in constant
-/// stack. A segment completing while the first one is being subscribed is
-/// followed at once, inside its callback, as in SwiftSignalKit; later
-/// synchronously completing segments are each disposed when their
-/// subscription returns, before the next one is subscribed (SwiftSignalKit
-/// recurses instead).
+/// - Threading: `nextSignal` is subscribed on the thread that delivers the
+///   source's completion.
+/// - Termination: completes when `nextSignal` completes; fails when either
+///   fails. `nextSignal` is subscribed even when the downstream has already
+///   terminated during a synchronous first part (termination does not travel
+///   upstream before the generators return).
+/// - Disposal: disposes the running part. After an asynchronous
+///   completion, `nextSignal` is subscribed before the source is disposed
+///   (`b.subscribe#1, a.dispose#1`).
+/// - Stack safety: a chain `s0 |> then(s1) |> … |> then(sN)` (folded either
+///   way, with nested `then` signals and `deferred` segments spliced in) is
+///   subscribed by one loop, so a million synchronous segments run in constant
+///   stack. A segment completing while the first one is being subscribed is
+///   followed at once, inside its callback, as in SwiftSignalKit; later
+///   synchronously completing segments are each disposed when their
+///   subscription returns, before the next one is subscribed (SwiftSignalKit
+///   recurses instead).
 public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         let chain = _ThenChain.appending(nextSignal, to: signal)
@@ -319,14 +307,11 @@ final class _ThenSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// - Parameters:
 ///   - generator: called synchronously inside each subscription.
 /// - Returns: the deferred signal.
-///
-/// **Threading**: `generator` runs on the subscribing thread.
-///
-/// **Termination**: forwarded unchanged.
-///
-/// **Disposal**: disposes the generated signal's subscription. As a segment
-/// of `then`, a deferred signal is expanded in place, so recursive
-/// `deferred { … |> then(deferred { … }) }` loops run in constant stack.
+/// - Threading: `generator` runs on the subscribing thread.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposes the generated signal's subscription. As a segment
+///   of `then`, a deferred signal is expanded in place, so recursive
+///   `deferred { … |> then(deferred { … }) }` loops run in constant stack.
 public func deferred<T, E>(_ generator: @escaping () -> Signal<T, E>) -> Signal<T, E> {
     Signal(composition: _DeferredComposition(factory: generator)) { subscriber in
         generator()._start(_ForwardSink(downstream: subscriber))
@@ -347,12 +332,9 @@ public func deferred<T, E>(_ generator: @escaping () -> Signal<T, E>) -> Signal<
 /// - Parameters:
 ///   - label: printed with the time.
 /// - Returns: a function from the source to the same signal, measured.
-///
-/// **Threading**: prints on the thread of the first value.
-///
-/// **Termination**: forwarded unchanged.
-///
-/// **Disposal**: disposes the source.
+/// - Threading: prints on the thread of the first value.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposes the source.
 public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         let probe = _FirstEventProbe(label: label)
