@@ -8,8 +8,8 @@ import Glibc
 /// How a signal was built, when that lets `then` flatten the nesting:
 /// `_ThenChain` for a `then` signal, `_DeferredComposition` for `deferred`.
 ///
-/// `@unchecked Sendable`: immutable after init (`_ThenChain.previous` is
-/// cleared only by its own `deinit`).
+/// `@unchecked Sendable`: immutable after init (`_ThenChain` clears its
+/// fields only in its own `deinit`, when nothing else can read them).
 @usableFromInline
 class _SignalComposition<T, E>: @unchecked Sendable {
     init() {}
