@@ -108,6 +108,18 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             outer = captured.value
         }
 
+        /// Sends inners 0..<count through the outer, then completes it.
+        func emitInners(_ count: Int) {
+            for inner in 0..<count { outer?.putNext(inners.signal(inner)) }
+            outer?.putCompletion()
+        }
+
+        /// Disposes the handle after a random number of yields.
+        func disposeAfterAWhile() {
+            for _ in 0..<Int.random(in: 0..<48) { sched_yield() }
+            handle?.dispose()
+        }
+
         /// Completes inners as they are subscribed until `count` were
         /// completed or `attempts` polls found nothing.
         func completeInners(count: Int, attempts: Int) {
@@ -145,13 +157,11 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             body: { index, round in
                 switch index {
                 case 0:
-                    for inner in 0..<innersPerRound { round.outer?.putNext(round.inners.signal(inner)) }
-                    round.outer?.putCompletion()
+                    round.emitInners(innersPerRound)
                 case 1:
                     round.completeInners(count: innersPerRound, attempts: 64)
                 default:
-                    for _ in 0..<Int.random(in: 0..<48) { sched_yield() }
-                    round.handle?.dispose()
+                    round.disposeAfterAWhile()
                 }
             },
             check: { round in
@@ -172,8 +182,7 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             setup: { _ in Round(switchToLatest) },
             body: { index, round in
                 if index == 0 {
-                    for inner in 0..<innersPerRound { round.outer?.putNext(round.inners.signal(inner)) }
-                    round.outer?.putCompletion()
+                    round.emitInners(innersPerRound)
                 } else {
                     round.completeInners(count: innersPerRound, attempts: 256)
                 }
@@ -203,8 +212,7 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             setup: { _ in Round(queue) },
             body: { index, round in
                 if index == 0 {
-                    for inner in 0..<innersPerRound { round.outer?.putNext(round.inners.signal(inner)) }
-                    round.outer?.putCompletion()
+                    round.emitInners(innersPerRound)
                 } else {
                     round.completeInners(count: innersPerRound, attempts: .max)
                 }
@@ -229,8 +237,7 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             setup: { _ in Round(throttled) },
             body: { index, round in
                 if index == 0 {
-                    for inner in 0..<innersPerRound { round.outer?.putNext(round.inners.signal(inner)) }
-                    round.outer?.putCompletion()
+                    round.emitInners(innersPerRound)
                 } else {
                     round.completeInners(count: innersPerRound, attempts: 256)
                 }
@@ -263,13 +270,11 @@ final class UncheckedBoxVar<Value>: @unchecked Sendable {
             body: { index, round in
                 switch index {
                 case 0:
-                    for inner in 0..<innersPerRound { round.outer?.putNext(round.inners.signal(inner)) }
-                    round.outer?.putCompletion()
+                    round.emitInners(innersPerRound)
                 case 1:
                     round.completeInners(count: innersPerRound, attempts: 64)
                 default:
-                    for _ in 0..<Int.random(in: 0..<48) { sched_yield() }
-                    round.handle?.dispose()
+                    round.disposeAfterAWhile()
                 }
             },
             check: { round in
