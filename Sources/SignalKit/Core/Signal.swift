@@ -23,10 +23,25 @@
 public final class Signal<T, E>: @unchecked Sendable {
     @usableFromInline let generator: (Subscriber<T, E>) -> any Disposable
 
+    /// How the signal was built, for the operators that flatten nested
+    /// compositions to stay stack-safe (DECISIONS §3.1): a `then` signal keeps
+    /// its chain of segments and `deferred` its factory, so that a chain of a
+    /// million `then`s is subscribed by one loop instead of a million nested
+    /// generators. nil for every other signal. Set and read only by
+    /// `Operators/Signal+Meta*.swift`; the generator alone defines behaviour.
+    @usableFromInline let composition: _SignalComposition<T, E>?
+
     /// Creates a cold signal from a generator.
     @inlinable
     public init(_ generator: @escaping (Subscriber<T, E>) -> any Disposable) {
         self.generator = generator
+        self.composition = nil
+    }
+
+    /// Creates a signal that also records how it was built.
+    init(composition: _SignalComposition<T, E>, _ generator: @escaping (Subscriber<T, E>) -> any Disposable) {
+        self.generator = generator
+        self.composition = composition
     }
 
     /// Subscribes: runs the generator now, on this thread.
