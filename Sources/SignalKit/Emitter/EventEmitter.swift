@@ -1,4 +1,3 @@
-import Glibc
 import Synchronization
 
 /// A typed, hot event emitter in the style of Uber Signals: observers tied to
@@ -46,10 +45,11 @@ import Synchronization
 /// does not retain it.
 ///
 /// **Threading.** Every member is safe from any thread, and from inside
-/// callbacks and hooks (add, remove, cancel, fire re-entrantly). `fire` takes
-/// no lock: the observer list is CSignalRuntime's lock-free bag, the last
-/// data an atomic reference. No lock is held while a callback, a hook or a
-/// value's `deinit` runs. Concurrent fires deliver concurrently (as
+/// callbacks and hooks (add, remove, cancel, fire re-entrantly). Delivering
+/// takes no lock: the observer list is CSignalRuntime's lock-free bag (a
+/// fire walks a snapshot while other threads add and remove), the last data
+/// and each observer's queue are lock-free atomic references. No lock is
+/// held while a callback, a hook or a value's `deinit` runs. Concurrent fires deliver concurrently (as
 /// SwiftSignalKit's `ValuePipe`): fire from one thread, or give observers a
 /// serial queue, when order matters.
 ///
@@ -60,8 +60,9 @@ import Synchronization
 /// immutable or thread-safe objects), as with Uber Signals' operation queues.
 ///
 /// **Lifetime.** Nothing keeps an emitter alive but its owner's references:
-/// observer tokens and the ``signal()`` hold it weakly. When it is released,
-/// `cancel()` and `firePreviousData()` on its tokens do nothing, the
+/// observer tokens hold it weakly and ``signal()`` does not reference it.
+/// When it is released, `cancel()` and `firePreviousData()` on its tokens do
+/// nothing (a token is not marked cancelled until `cancel()` is called), the
 /// subscriptions to its signal end silently, and deliveries already
 /// dispatched to observers' queues still run.
 ///
@@ -73,15 +74,13 @@ import Synchronization
 /// `firePreviousData()`; `fire(for:)` requires a token of this emitter.
 public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @unchecked Sendable {
     // `@unchecked Sendable`: `observers` and `subscribers` are CSignalRuntime's
-    // thread-safe bags; `lastData` and `hasLastData` are atomics; `settings`
+    // thread-safe bags; `lastData` is an atomic strong reference; `settings`
     // is only accessed with `settingsLock` held; the rest is immutable.
     private let observers = _SubscriberBag<_EventRegistration<repeat each Argument>>()
     private let subscribers: _SubscriberBag<Subscriber<(repeat each Argument), NoError>>
     private let sharedSignal: Signal<(repeat each Argument), NoError>
-    /// The last fired arguments (+1), or nil; see `lastArguments()`.
-    private let lastData = Synchronization.Atomic<Unmanaged<_EventArguments<repeat each Argument>>?>(nil)
-    /// Set before the first data is stored, never cleared.
-    private let hasLastData = Synchronization.Atomic<Bool>(false)
+    /// The last fired arguments, or nil (lock-free to store and to read).
+    private let lastData = _AtomicReference<_EventArguments<repeat each Argument>>()
     /// Whether the emitter has arguments (arity 0 keeps no data).
     private let keepsLastData: Bool
     private let settingsLock = _Mutex()
@@ -108,7 +107,6 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
         subscribers.removeAll()
         observers.close()
         observers.removeAll()
-        lastData.exchange(nil, ordering: .acquiringAndReleasing)?.release()
         settingsLock.destroy()
     }
 
@@ -353,40 +351,15 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     }
 
     /// The last fired arguments, or nil if there are none.
-    ///
-    /// Lock-free for `fire`, which only exchanges the stored reference and
-    /// never waits. A reader cannot retain a reference it merely loaded (a
-    /// concurrent fire may release it), so it takes the reference out of the
-    /// slot, retains it and puts it back unless a fire stored a newer one
-    /// meanwhile. A second reader arriving in that window finds the slot
-    /// empty and waits for the put-back (a few instructions, no user code).
     func lastArguments() -> _EventArguments<repeat each Argument>? {
-        guard keepsLastData else { return nil }
-        var spins = 0
-        while true {
-            if let taken = lastData.exchange(nil, ordering: .acquiringAndReleasing) {
-                let arguments = taken.takeRetainedValue()
-                let back = Unmanaged.passRetained(arguments)
-                if !lastData.compareExchange(expected: nil, desired: back, ordering: .acquiringAndReleasing).exchanged {
-                    back.release()  // a fire stored newer data meanwhile
-                }
-                return arguments
-            }
-            if !hasLastData.load(ordering: .acquiring) { return nil }
-            spins += 1
-            if spins > 32 { sched_yield() }
-        }
+        keepsLastData ? lastData.load() : nil
     }
 
-    /// Stores the arguments as the last data.
+    /// Stores the arguments as the last data. The previous arguments are
+    /// released outside any lock (their deinit may run user code).
     private func remember(_ arguments: _EventArguments<repeat each Argument>) {
         guard keepsLastData else { return }
-        if !hasLastData.load(ordering: .relaxed) {
-            hasLastData.store(true, ordering: .releasing)
-        }
-        // The previous arguments are released here, outside any lock (their
-        // deinit may run user code).
-        lastData.exchange(Unmanaged.passRetained(arguments), ordering: .acquiringAndReleasing)?.release()
+        lastData.store(arguments)
     }
 
     /// Removes registrations whose owner was deallocated (with hooks).

@@ -21,12 +21,10 @@ import Synchronization
 /// **Threading.** Every member is safe to use from any thread, at any time,
 /// also from inside a callback.
 public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked Sendable {
-    // `@unchecked Sendable`: every mutable field is an atomic. `owner` is a
-    // `weak let` (the runtime's weak references are thread-safe). Queues set
-    // through `queue` are kept alive by an append-only list (`keptQueues`,
-    // pushed with compare-and-swap) until the token dies, which is what makes
-    // the lock-free read of `currentQueue` safe. The subclass adds only
-    // immutable fields.
+    // `@unchecked Sendable`: every mutable field is an atomic (`queueReference`
+    // is an atomic strong reference, readable without a lock). `owner` is a
+    // `weak let` (the runtime's weak references are thread-safe). The
+    // subclass adds only immutable fields.
 
     /// The object this registration is tied to, or nil once it was
     /// deallocated. Held weakly; during a delivery the emitter holds it
@@ -39,17 +37,11 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     private let cancelsFlag = Synchronization.Atomic<Bool>(false)
     /// The key of the registration in the emitter's bag (0 until inserted).
     final let key = Synchronization.Atomic<UInt64>(0)
-    private let currentQueue = Synchronization.Atomic<Unmanaged<Queue>?>(nil)
-    private let keptQueues = Synchronization.Atomic<Unmanaged<_KeptQueue>?>(nil)
+    private let queueReference: _AtomicReference<Queue>
 
     init(owner: AnyObject, queue: Queue?) {
         self.owner = owner
-        if let queue { self.queue = queue }
-    }
-
-    deinit {
-        // The list holds every queue ever assigned (see `queue`).
-        keptQueues.load(ordering: .acquiring)?.release()
+        queueReference = _AtomicReference(queue)
     }
 
     /// The queue the callback runs on, or nil for "on the firing thread".
@@ -69,19 +61,10 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// ``Queue/async(_:)`` and `deliverOn`). Concurrent fires have no
     /// order, and with no queue they run the callback concurrently.
     ///
-    /// Every queue assigned here stays retained until the token is released
-    /// (that keeps reading it during a fire lock-free); assigning the same
-    /// queue again costs nothing.
+    /// Reading it takes no lock (a fire reads it for every delivery).
     public final var queue: Queue? {
-        get {
-            // Safe unretained read: `keptQueues` retains every queue ever
-            // stored here until `deinit`.
-            currentQueue.load(ordering: .acquiring)?.takeUnretainedValue()
-        }
-        set {
-            if let newValue { keepAlive(newValue) }
-            currentQueue.store(newValue.map { Unmanaged.passUnretained($0) }, ordering: .releasing)
-        }
+        get { queueReference.load() }
+        set { queueReference.store(newValue) }
     }
 
     /// When true, the next delivery to this observer removes it (firing
@@ -182,54 +165,22 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// Removes the entry from the emitter's bag and calls the hook (the
     /// subclass knows the emitter).
     func didDetach(notify: Bool) {}
-
-    /// Pushes `queue` on the keep-alive list unless it is there already.
-    private func keepAlive(_ queue: Queue) {
-        var head = keptQueues.load(ordering: .acquiring)
-        while true {
-            var node = head?.takeUnretainedValue()
-            while let current = node {
-                if current.queue === queue { return }
-                node = current.next
-            }
-            // The new node holds the old head strongly; the list's +1 on the
-            // old head is given up once the new node is installed.
-            let pushed = Unmanaged.passRetained(_KeptQueue(queue: queue, next: head?.takeUnretainedValue()))
-            let (exchanged, original) = keptQueues.compareExchange(
-                expected: head,
-                desired: pushed,
-                ordering: .acquiringAndReleasing
-            )
-            if exchanged {
-                head?.release()
-                return
-            }
-            pushed.release()
-            head = original
-        }
-    }
-}
-
-/// A node of a token's queue keep-alive list (immutable).
-final class _KeptQueue {
-    let queue: Queue
-    let next: _KeptQueue?
-
-    init(queue: Queue, next: _KeptQueue?) {
-        self.queue = queue
-        self.next = next
-    }
 }
 
 /// The typed registration behind an `EventObserver`.
 ///
-/// Parameter packs: the callback is stored as a closure over the argument
-/// *box*, `(AnyObject, _EventArguments<repeat each Argument>) -> Void`, which
-/// expands the box's tuple into the user's `(Owner, repeat each Argument)`
-/// callback. Closures whose parameter is a pack-expansion tuple
-/// (`((repeat each Argument)) -> Void`) crash SILGen in Swift 6.3.1, and a
-/// variadic generic class cannot be subclassed; this shape avoids both and
-/// erases `Owner` without casts at the call site.
+/// Parameter packs, as formulated for Swift 6.3.1:
+/// * calling a closure or an initializer whose parameter has the
+///   pack-expansion tuple type `(repeat each Argument)` crashes SILGen
+///   (signal 11 in `ArgEmitter::emitPackArg`), so the arguments of a fire
+///   travel in a class box (`_EventArguments`) and the stored callback is
+///   `(AnyObject, _EventArguments<repeat each Argument>) -> Void`, a closure
+///   that expands `repeat each arguments.values` into the user's
+///   `(Owner, repeat each Argument)` callback (which also erases `Owner`);
+/// * a class that declares a type pack cannot be subclassed ("cannot inherit
+///   from a generic class that declares a type pack"), so the public token
+///   type `EventObserver` is a non-generic base class and this variadic
+///   class is its only subclass.
 final class _EventRegistration<each Argument>: EventObserver, @unchecked Sendable {
     // `@unchecked Sendable`: adds only immutable fields (a weak `let` and a
     // `let` closure) to `EventObserver`.
