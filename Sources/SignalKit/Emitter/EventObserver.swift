@@ -129,6 +129,8 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
         false
     }
 
+    /// The owner's type (or "deallocated"), the queue and the flags, for
+    /// example `EventObserver(owner: ResultView, cancelsAfterNextFire)`.
     public var debugDescription: String {
         var description = "EventObserver("
         if let owner {

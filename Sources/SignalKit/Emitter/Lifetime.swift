@@ -35,6 +35,7 @@ public final class Lifetime: @unchecked Sendable {
     private var entries: [any Disposable]? = []
     private var pruneThreshold = 16
 
+    /// Creates a lifetime that has not ended.
     public init() {}
 
     deinit {
