@@ -126,7 +126,7 @@ extension StressSuite {
         @Test(arguments: [Int.max, 8])
         func replaySubjectSubscriptionsRacingSendsMissAndDuplicateNothing(capacity: Int) {
             let check = LeakCheck()
-            let threads = 3
+            let threads = 4
             let values = 300
             let subscriptionsPerThread = 20
             raceRounds(
@@ -145,6 +145,13 @@ extension StressSuite {
                     if index == 0 {
                         for value in 0..<values { subject.putNext(value) }
                         subject.putCompletion()
+                        return
+                    }
+                    if index == 3 {
+                        // Subscriptions disposed at once, often mid-replay.
+                        for _ in 0..<subscriptionsPerThread {
+                            subject.signal().start(next: { _ in }).dispose()
+                        }
                         return
                     }
                     for _ in 0..<subscriptionsPerThread {
@@ -331,6 +338,29 @@ extension StressSuite {
             #expect(check.leaks() == nil)
         }
 
+        /// Executes race an `enabled` input toggled from another thread, which
+        /// also subscribes to `executing` and `enabled` meanwhile: every
+        /// refusal names one of the two reasons; every state subscriber gets
+        /// a current value, never the same value twice in a row, and ends on
+        /// the real state.
+        @Test func executesRaceTheEnabledInputAndStateSubscriptions() {
+            let check = LeakCheck()
+            raceRounds(
+                threads: 4,
+                rounds: 1_500 * stressScale,
+                setup: { _ in CommandRound(allowsConcurrentExecution: false, gate: ValuePromise(true)) },
+                body: { index, round in
+                    if index == 3 {
+                        round.toggleGateAndSubscribe()
+                    } else {
+                        round.executeFromThread(index)
+                    }
+                },
+                check: { round in round.finishAndCheck(executingThreads: 3) }
+            )
+            #expect(check.leaks() == nil)
+        }
+
         /// One round: a command, recorders on its four signals, and the works
         /// it started (some left running, to be ended by another thread).
         final class CommandRound: @unchecked Sendable {
@@ -356,10 +386,13 @@ extension StressSuite {
             let errors = MulticastRecorder<Int>()
             let executions = MulticastRecorder<Signal<Int, NoError>>()
             var handles: [any Disposable] = []
+            let gate: ValuePromise<Bool>?
+            let lateStates = SignalKit.Atomic<[(recorder: MulticastRecorder<Bool>, isExecuting: Bool, handle: any Disposable)]>(value: [])
 
-            init(allowsConcurrentExecution: Bool) {
+            init(allowsConcurrentExecution: Bool, gate: ValuePromise<Bool>? = nil) {
                 let works = self.works
-                command = Command(allowsConcurrentExecution: allowsConcurrentExecution) { input in
+                self.gate = gate
+                command = Command(enabled: gate?.get(), allowsConcurrentExecution: allowsConcurrentExecution) { input in
                     Signal<Int, Int> { subscriber in
                         let now = works.inFlight.add(1, ordering: .acquiringAndReleasing).newValue
                         var seen = works.maxInFlight.load(ordering: .relaxed)
@@ -398,7 +431,7 @@ extension StressSuite {
                     _ = command.execute(input).start(error: { [self] error in
                         if case .notEnabled(let reason) = error {
                             refusedHere = true
-                            if reason != .alreadyExecuting { wrongReasons.add(1, ordering: .relaxed) }
+                            if reason != .alreadyExecuting && gate == nil { wrongReasons.add(1, ordering: .relaxed) }
                         }
                     })
                     if refusedHere {
@@ -410,6 +443,16 @@ extension StressSuite {
                 }
             }
 
+            func toggleGateAndSubscribe() {
+                for step in 0..<6 {
+                    gate?.set(step % 2 == 1)
+                    let isExecuting = step % 3 != 0
+                    let recorder = MulticastRecorder<Bool>()
+                    let handle = recorder.start(isExecuting ? command.executing : command.enabled)
+                    lateStates.modify { $0 + [(recorder, isExecuting, handle)] }
+                }
+            }
+
             func endPendingWorks() {
                 for subscriber in works.pending.swap([]) {
                     works.inFlight.subtract(1, ordering: .acquiringAndReleasing)
@@ -417,9 +460,10 @@ extension StressSuite {
                 }
             }
 
-            func finishAndCheck() {
+            func finishAndCheck(executingThreads: Int = 4) {
+                gate?.set(true)
                 endPendingWorks()
-                #expect(accepted.load(ordering: .relaxed) + refused.load(ordering: .relaxed) == 16)
+                #expect(accepted.load(ordering: .relaxed) + refused.load(ordering: .relaxed) == executingThreads * 4)
                 #expect(wrongReasons.load(ordering: .relaxed) == 0, "refusals name .alreadyExecuting")
                 #expect(!command.isExecuting && command.isEnabled)
                 #expect(executing.values.last == false, "executing ends on the real state")
@@ -433,6 +477,12 @@ extension StressSuite {
                 #expect(enabled.overlaps.load(ordering: .relaxed) == 0)
                 #expect(errors.overlaps.load(ordering: .relaxed) == 0)
                 #expect(executions.overlaps.load(ordering: .relaxed) == 0)
+                for (recorder, isExecuting, handle) in lateStates.with({ $0 }) {
+                    #expect(recorder.values.last == !isExecuting, "executing ends false, enabled true")
+                    #expect(zip(recorder.values, recorder.values.dropFirst()).allSatisfy { $0 != $1 })
+                    #expect(recorder.overlaps.load(ordering: .relaxed) == 0)
+                    handle.dispose()
+                }
                 handles.forEach { $0.dispose() }
             }
         }

@@ -186,7 +186,11 @@ public final class Command<Input, Output, E>: @unchecked Sendable {
 }
 
 extension Command where Input == Void {
-    /// `execute(())`.
+    /// Starts an execution of a command without input: `execute(())`. See
+    /// ``execute(_:)``.
+    ///
+    /// - Returns: the execution's hot, replaying signal, or a signal failing
+    ///   with ``CommandError/notEnabled(_:)``.
     @discardableResult
     public func execute() -> Signal<Output, CommandError<E>> {
         execute(())

@@ -17,6 +17,7 @@ public enum CommandDisabledReason: Hashable, Sendable, CustomStringConvertible {
     /// false.
     case alreadyExecuting
 
+    /// The reason in words, as used by ``CommandError``'s description.
     public var description: String {
         switch self {
         case .enabledSignalIsFalse:
