@@ -1,3 +1,5 @@
+import Dispatch
+
 // Dispatch: moving delivery (`deliverOn`) or subscription (`runOn`) to a
 // queue or a thread pool.
 
@@ -174,7 +176,17 @@ final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
     override func putNext(_ value: T) {
         let downstream = self.downstream
-        queue.async { downstream.putNext(value) }
+        if queue.isCurrent() {
+            downstream.putNext(value)
+        } else if let dispatchQueue = queue._dispatchQueue {
+            // A block literal: Dispatch copies it once (the closure and the
+            // captures in one allocation), where `queue.async(closure)`
+            // allocates the closure, a block wrapper and the copy.
+            let event = _UncheckedSendable((downstream, value))
+            dispatchQueue.async { event.value.0.putNext(event.value.1) }
+        } else {
+            queue.justDispatch { downstream.putNext(value) }
+        }
     }
 
     override func putError(_ error: E) {

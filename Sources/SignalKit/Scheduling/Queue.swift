@@ -95,6 +95,15 @@ public final class Queue: Sendable {
         }
     }
 
+    /// The DispatchQueue of a Dispatch-backed queue, else nil. For hot
+    /// paths that hand Dispatch a block literal directly: a Swift closure
+    /// passed through `async(_:)` is wrapped again to become a block (two
+    /// more allocations per call).
+    var _dispatchQueue: DispatchQueue? {
+        if case .dispatch(let queue) = backend { return queue }
+        return nil
+    }
+
     /// The scheduler of a queue made with `Queue(scheduler:)`, else nil.
     public var scheduler: (any QueueScheduler)? {
         if case .scheduler(let scheduler) = backend { return scheduler }
