@@ -24,7 +24,7 @@ public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
-        }
+        }._derived("deliverOn", from: signal)
     }
 }
 
@@ -71,7 +71,7 @@ public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signa
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
-        }
+        }._derived("deliverOn", from: signal)
     }
 }
 
@@ -106,7 +106,7 @@ public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
                 pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
             return pending
-        }
+        }._derived("runOn", from: signal)
     }
 }
 
@@ -142,7 +142,7 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
             pending.start { ActionDisposable { task.cancel() } }
             threadPool.addTask(task)
             return pending
-        }
+        }._derived("runOn", from: signal)
     }
 }
 

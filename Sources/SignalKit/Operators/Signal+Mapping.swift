@@ -25,7 +25,7 @@ public func map<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R,
     { signal in
         Signal { subscriber in
             signal._start(_MapSink(downstream: subscriber, transform: f))
-        }
+        }._derived("map", from: signal)
     }
 }
 
@@ -44,7 +44,7 @@ public func filter<T, E>(_ f: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal
     { signal in
         Signal { subscriber in
             signal._start(_FilterSink(downstream: subscriber, predicate: f))
-        }
+        }._derived("filter", from: signal)
     }
 }
 
@@ -64,7 +64,7 @@ public func flatMap<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T?, E>) -> Sign
     { signal in
         Signal { subscriber in
             signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
-        }
+        }._derived("flatMap", from: signal)
     }
 }
 
@@ -83,7 +83,7 @@ public func mapError<T, E, R>(_ f: @escaping (E) -> R) -> (Signal<T, E>) -> Sign
     { signal in
         Signal { subscriber in
             signal._start(_MapErrorSink(downstream: subscriber, transform: f))
-        }
+        }._derived("mapError", from: signal)
     }
 }
 
@@ -102,7 +102,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
     { signal in
         Signal { subscriber in
             signal._start(_CastErrorSink(downstream: subscriber))
-        }
+        }._derived("castError", from: signal, arguments: "\(E.self)")
     }
 }
 
@@ -129,7 +129,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
 public func distinctUntilChanged<T: Equatable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
-    }
+    }._derived("distinctUntilChanged", from: signal)
 }
 
 /// Drops every value that `isEqual` declares equal to the last value it
@@ -153,7 +153,7 @@ public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Si
     { signal in
         Signal { subscriber in
             signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
-        }
+        }._derived("distinctUntilChanged", from: signal)
     }
 }
 
