@@ -121,9 +121,11 @@ public struct SignalSourceLocation: Equatable, Hashable, Sendable, CustomStringC
     public var description: String { "\(fileID):\(line)" }
 }
 
-/// How a named signal was built. Immutable.
+/// How a named signal was built.
+///
+/// `@unchecked Sendable`: `kind` is written only by `deinit`.
 @usableFromInline
-final class _SignalDebugInfo: Sendable {
+final class _SignalDebugInfo: @unchecked Sendable {
     enum Kind: Sendable {
         /// `named(_:)`: the name replaces the description of the input.
         case named(String, location: SignalSourceLocation)
@@ -134,10 +136,28 @@ final class _SignalDebugInfo: Sendable {
         case combining(operatorName: String, arguments: String?, inputs: [any _SignalDescribable])
     }
 
-    let kind: Kind
+    private(set) var kind: Kind
 
     init(_ kind: Kind) {
         self.kind = kind
+    }
+
+    deinit {
+        // A record holds its inputs, which hold their records: releasing a
+        // chain of a million named operators would recurse a million times.
+        // Hand the inputs to the releasing loop `then` chains use (it drains
+        // them iteratively, once per thread).
+        var held: [AnyObject] = []
+        switch kind {
+        case .named:
+            return
+        case .unary(_, _, let input):
+            held.append(input)
+        case .combining(_, _, let inputs):
+            held.append(contentsOf: inputs.map { $0 as AnyObject })
+        }
+        kind = .named("", location: SignalSourceLocation(fileID: "", line: 0))
+        _ThenChainRelease.release(&held)
     }
 
     /// The description chain. Unary links are walked with a loop (a chain of
