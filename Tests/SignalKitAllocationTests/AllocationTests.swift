@@ -92,6 +92,22 @@ struct AllocationTests {
         #expect(perEvent == 0)
     }
 
+    @Test func fusedStagesCostOneClosureEachPerSubscription() {
+        // `map` and `filter` fuse: each stage after the first adds its stage
+        // function's context to a subscription, not a subscription of its own
+        // (a Subscriber, its state and a sink: three allocations).
+        let box = Box()
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(1)
+            return EmptyDisposable
+        }
+        let one = source |> map { $0 &+ 1 }
+        let three = source |> map { $0 &+ 1 } |> filter { $0 > 0 } |> map { $0 &* 2 }
+        let oneStage = allocations { one.start(next: { box.value &+= $0 }).dispose() }
+        let threeStages = allocations { three.start(next: { box.value &+= $0 }).dispose() }
+        #expect(threeStages - oneStage == 2)
+    }
+
     @Test func w3FanOutPerSend() {
         let box = Box()
         let pipe = ValuePipe<Int>()

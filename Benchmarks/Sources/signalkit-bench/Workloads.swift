@@ -67,6 +67,12 @@ let allWorkloads: [Workload] = [
         run: { runW5($0, $1) }
     ),
     Workload(
+        id: "W6", title: "switch-latest, 1-value cold inner", unit: "ns/outer",
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        target: Target(nanoseconds: 200, allocations: 3, check: "<= 8x floor"),
+        run: { runW6($0, $1) }
+    ),
+    Workload(
         id: "W7", title: "serial-disposable swap", unit: "ns/set",
         fullSize: 1_000_000, quickSize: 200_000, peers: Peer.allCases,
         target: Target(nanoseconds: 40, allocations: 1, check: "<= 1.2x floor"),

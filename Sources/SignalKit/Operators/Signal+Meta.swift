@@ -25,6 +25,7 @@ import Synchronization
 ///   disposed (`b.subscribe#1, a.dispose#1`); the previous one is silenced from
 ///   the moment its successor starts. Disposing disposes the current inner,
 ///   then the outer.
+@inlinable
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .switching, transform: { $0 }, promoteError: { $0 })._derived("switchToLatest", from: signal)
 }
@@ -40,6 +41,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 /// - Threading: as `switchToLatest`.
 /// - Termination: as `switchToLatest`.
 /// - Disposal: as `switchToLatest`.
+@inlinable
 public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })._derived("mapToSignal", from: signal)
@@ -58,6 +60,7 @@ public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<
 /// - Threading: as `switchToLatest`.
 /// - Termination: as `switchToLatest`.
 /// - Disposal: as `switchToLatest`.
+@inlinable
 public func mapToSignalPromotingError<T, R, E>(
     _ f: @escaping (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
@@ -87,6 +90,7 @@ public func mapToSignalPromotingError<T, R, E>(
 ///   subscription returns, then the next subscribed): a million queued inners
 ///   run in constant stack. Disposing disposes the current inner, then the
 ///   outer; waiting inners are never subscribed.
+@inlinable
 public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .queueing, transform: { $0 }, promoteError: { $0 })._derived("queue", from: signal)
 }
@@ -103,6 +107,7 @@ public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 /// - Threading: as `queue`.
 /// - Termination: as `queue`.
 /// - Disposal: as `queue`.
+@inlinable
 public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })._derived("mapToQueue", from: signal)
@@ -125,6 +130,7 @@ public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T
 ///   running and none waits. Any error fails the output.
 /// - Disposal: a waiting inner replaced by a newer one is released without
 ///   being subscribed. Otherwise as `queue`.
+@inlinable
 public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
     _signalQueue(signal, mode: .throttling, transform: { $0 }, promoteError: { $0 })._derived("throttled", from: signal)
 }
@@ -142,6 +148,7 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 /// - Threading: as `throttled`.
 /// - Termination: as `throttled`.
 /// - Disposal: as `throttled`.
+@inlinable
 public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })._derived("mapToThrottled", from: signal)

@@ -3,6 +3,14 @@ import Synchronization
 // The engine of `switchToLatest` / `mapToSignal` (switching), `queue` /
 // `mapToQueue` (queueing) and `throttled` / `mapToThrottled` (throttling):
 // an outer signal of inner signals, at most one inner live at a time.
+//
+// Specialisation: the per-inner path (an outer value, subscribing the inner,
+// its completion) is `@inlinable`, and the sinks reach it through functions
+// built where the sinks are created, so a client's `mapToSignal` runs code
+// specialised for its types. Unspecialised, every inner cost about nine
+// runtime generic-metadata lookups (the generic `State`, the inner sink and
+// subscription types): 38% of W6's instructions (Benchmarks/README.md). The
+// cold paths (errors, outer completion, disposal) stay unspecialised.
 
 /// The state of one subscription of a signal-of-signals operator.
 ///
@@ -32,38 +40,45 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: `state` is guarded by `mutex`; `currentIndex` is an
 /// atomic copy of `State.index` for the value path.
+@usableFromInline
 final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
+    @usableFromInline
     enum Mode {
         case switching
         case queueing
         case throttling
     }
 
-    private enum Next {
+    @usableFromInline
+    enum Next {
         case none
         case complete
         case start(Signal<R, E>, index: Int)
     }
 
-    private struct State {
+    @usableFromInline
+    struct State {
         /// An inner is running (subscribed, not completed).
-        var executing = false
+        @usableFromInline var executing = false
         /// The number of the latest inner started (1, 2, …).
-        var index = 0
+        @usableFromInline var index = 0
         /// The latest inner's `_start` has returned.
-        var startReturned = true
+        @usableFromInline var startReturned = true
         /// The latest inner completed before its `_start` returned.
-        var completedDuringStart = false
+        @usableFromInline var completedDuringStart = false
         /// Waiting inners: all of them (queueing), or the latest (throttling).
-        var waiting = _FIFO<Signal<R, E>>()
-        var outerCompleted = false
+        @usableFromInline var waiting = _FIFO<Signal<R, E>>()
+        @usableFromInline var outerCompleted = false
         /// An error or disposal happened: nothing more is subscribed.
-        var stopped = false
-        var slot = _StepSlot()
-        var outer: (any Disposable)?
+        @usableFromInline var stopped = false
+        @usableFromInline var slot = _StepSlot()
+        @usableFromInline var outer: (any Disposable)?
 
-        var hasWaiting: Bool { !waiting.isEmpty }
+        @inlinable init() {}
 
+        @inlinable var hasWaiting: Bool { !waiting.isEmpty }
+
+        @inlinable
         mutating func begin() -> Int {
             executing = true
             index += 1
@@ -73,6 +88,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
 
         /// The running inner completed: start a waiting one, or go idle.
+        @inlinable
         mutating func takeNext() -> Next {
             if !stopped, let next = waiting.popFirst() {
                 return .start(next, index: begin())
@@ -82,11 +98,14 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
     }
 
-    let mode: Mode
-    private let mutex = _Mutex()
-    private var state = State()
+    @usableFromInline let mode: Mode
+    @usableFromInline let mutex = _Mutex()
+    /// Guarded by `mutex`: the mutex makes accesses exclusive, so Swift's
+    /// dynamic exclusivity check is off (it cost more than the lock).
+    @exclusivity(unchecked) @usableFromInline var state = State()
     private let currentIndex = Synchronization.Atomic<Int>(0)
 
+    @inlinable
     init(mode: Mode) {
         self.mode = mode
     }
@@ -98,6 +117,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     // MARK: Outer events
 
     /// Sets the outer subscription's handle (once `_start` returned).
+    @usableFromInline
     func setOuter(_ handle: any Disposable) {
         let disposed = mutex.withLock { () -> Bool in
             if state.slot.isDisposed { return true }
@@ -107,37 +127,43 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         if disposed { handle.dispose() }
     }
 
+    @inlinable
     func outerNext(_ inner: Signal<R, E>, _ downstream: Subscriber<R, E>) {
-        let (start, dropped) = mutex.withLock { () -> (Int?, Signal<R, E>?) in
-            if state.stopped { return (nil, nil) }
+        var start: Int?
+        var dropped: Signal<R, E>?
+        mutex.lock()
+        if !state.stopped {
             switch mode {
             case .switching:
-                break
+                start = state.begin()
             case .queueing:
                 if state.executing {
                     state.waiting.append(inner)
-                    return (nil, nil)
+                } else {
+                    start = state.begin()
                 }
             case .throttling:
                 if state.executing {
-                    let dropped = state.waiting.popFirst()
+                    dropped = state.waiting.popFirst()
                     state.waiting.append(inner)
-                    return (nil, dropped)
+                } else {
+                    start = state.begin()
                 }
             }
-            let index = state.begin()
-            currentIndex.store(index, ordering: .releasing)
-            return (index, nil)
+            if let start { publishCurrent(start) }
         }
+        mutex.unlock()
         _ = dropped  // released here, outside the lock
         if let start { run(inner, index: start, downstream) }
     }
 
+    @usableFromInline
     func outerFailed(_ error: E, _ downstream: Subscriber<R, E>) {
         mutex.withLock { state.stopped = true }
         downstream.putError(error)
     }
 
+    @usableFromInline
     func outerCompleted(_ downstream: Subscriber<R, E>) {
         let complete = mutex.withLock { () -> Bool in
             state.outerCompleted = true
@@ -149,11 +175,19 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     // MARK: Inner events
 
     /// Whether inner `index` is the current one (a replaced inner is silent).
-    @inline(__always)
+    @usableFromInline
     func isCurrent(_ index: Int) -> Bool {
         currentIndex.load(ordering: .acquiring) == index
     }
 
+    /// Publishes the index of the inner that becomes current, under the
+    /// mutex (readers of `isCurrent` take no lock).
+    @usableFromInline
+    func publishCurrent(_ index: Int) {
+        currentIndex.store(index, ordering: .releasing)
+    }
+
+    @usableFromInline
     func innerFailed(_ index: Int, _ error: E, _ downstream: Subscriber<R, E>) {
         let current = mutex.withLock { () -> Bool in
             guard state.index == index else { return false }
@@ -163,48 +197,48 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         if current { downstream.putError(error) }
     }
 
+    @inlinable
     func innerCompleted(_ index: Int, _ downstream: Subscriber<R, E>) {
-        let next = mutex.withLock { () -> Next in
-            guard state.executing, state.index == index else { return .none }
-            guard state.startReturned else {
-                if state.outerCompleted && !state.hasWaiting {
-                    // Nothing can follow: complete now, inside the callback.
-                    state.executing = false
-                    return .complete
-                }
-                // The loop in `run` that is subscribing it goes on.
-                state.completedDuringStart = true
-                return .none
-            }
-            let next = state.takeNext()
-            if case .start(_, let index) = next { currentIndex.store(index, ordering: .releasing) }
-            return next
-        }
+        mutex.lock()
+        let next = innerCompletedLocked(index)
+        mutex.unlock()
         perform(next, downstream)
+    }
+
+    @inlinable
+    func innerCompletedLocked(_ index: Int) -> Next {
+        guard state.executing, state.index == index else { return .none }
+        guard state.startReturned else {
+            if state.outerCompleted && !state.hasWaiting {
+                // Nothing can follow: complete now, inside the callback.
+                state.executing = false
+                return .complete
+            }
+            // The loop in `run` that is subscribing it goes on.
+            state.completedDuringStart = true
+            return .none
+        }
+        let next = state.takeNext()
+        if case .start(_, let index) = next { publishCurrent(index) }
+        return next
     }
 
     // MARK: Running inners
 
     /// Subscribes `first`, then, as long as each inner completes while being
     /// subscribed, the next waiting one.
-    private func run(_ first: Signal<R, E>, index firstIndex: Int, _ downstream: Subscriber<R, E>) {
+    @inlinable
+    func run(_ first: Signal<R, E>, index firstIndex: Int, _ downstream: Subscriber<R, E>) {
         var signal = first
         var index = firstIndex
         while true {
-            let handle = signal._start(_SignalQueueInnerSink(state: self, downstream: downstream, index: index))
-            let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Next) in
-                let toDispose = state.slot.install(handle, step: index)
-                // Replaced meanwhile (switching), or still running.
-                guard state.index == index else { return (toDispose, .none) }
-                guard state.completedDuringStart else {
-                    state.startReturned = true
-                    return (toDispose, .none)
-                }
-                state.startReturned = true
-                let next = state.takeNext()
-                if case .start(_, let index) = next { currentIndex.store(index, ordering: .releasing) }
-                return (toDispose, next)
+            let sink = _SignalQueueInnerSink(state: self, downstream: downstream, index: index) { state, index, downstream in
+                state.innerCompleted(index, downstream)
             }
+            let handle = signal._start(sink)
+            mutex.lock()
+            let (toDispose, next) = installLocked(handle, index: index)
+            mutex.unlock()
             toDispose?.dispose()
             switch next {
             case .none:
@@ -219,7 +253,25 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
     }
 
-    private func perform(_ next: Next, _ downstream: Subscriber<R, E>) {
+    /// Stores the handle of inner `index` once its `_start` returned;
+    /// returns what to dispose and what to do next.
+    @inlinable
+    func installLocked(_ handle: any Disposable, index: Int) -> ((any Disposable)?, Next) {
+        let toDispose = state.slot.install(handle, step: index)
+        // Replaced meanwhile (switching), or still running.
+        guard state.index == index else { return (toDispose, .none) }
+        guard state.completedDuringStart else {
+            state.startReturned = true
+            return (toDispose, .none)
+        }
+        state.startReturned = true
+        let next = state.takeNext()
+        if case .start(_, let index) = next { publishCurrent(index) }
+        return (toDispose, next)
+    }
+
+    @inlinable
+    func perform(_ next: Next, _ downstream: Subscriber<R, E>) {
         switch next {
         case .none:
             break
@@ -234,6 +286,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
 
     /// Disposes the current inner, then the outer; releases the waiting
     /// inners (nothing is subscribed after disposal).
+    @usableFromInline
     func dispose() {
         let (current, outer) = mutex.withLock { () -> ((any Disposable)?, (any Disposable)?) in
             state.stopped = true
@@ -248,55 +301,75 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 }
 
+/// One inner's events. Its completion goes through `completed`, a
+/// function specialised where the sink is created (see the file header).
+@usableFromInline
 final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
-    let state: _SignalQueueState<R, E>
-    let downstream: Subscriber<R, E>
-    let index: Int
+    // `@unchecked Sendable`: immutable.
+    @usableFromInline let state: _SignalQueueState<R, E>
+    @usableFromInline let downstream: Subscriber<R, E>
+    @usableFromInline let index: Int
+    @usableFromInline let completed: (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
 
-    init(state: _SignalQueueState<R, E>, downstream: Subscriber<R, E>, index: Int) {
+    @inlinable
+    init(
+        state: _SignalQueueState<R, E>,
+        downstream: Subscriber<R, E>,
+        index: Int,
+        completed: @escaping (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
+    ) {
         self.state = state
         self.downstream = downstream
         self.index = index
+        self.completed = completed
     }
 
-    override func putNext(_ value: R) {
+    @usableFromInline override func putNext(_ value: R) {
         if state.isCurrent(index) { downstream.putNext(value) }
     }
 
-    override func putError(_ error: E) { state.innerFailed(index, error, downstream) }
-    override func putCompletion() { state.innerCompleted(index, downstream) }
+    @usableFromInline override func putError(_ error: E) { state.innerFailed(index, error, downstream) }
+    @usableFromInline override func putCompletion() { completed(state, index, downstream) }
 }
 
 /// The outer sink: `transform` makes the inner signal from each outer value
 /// (eagerly, at arrival); `promoteError` converts the outer's error type (nil
-/// for an outer that cannot fail, `NoError`).
+/// for an outer that cannot fail, `NoError`). Values go through `next`, a
+/// function specialised where the sink is created (see the file header).
+@usableFromInline
 final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendable {
-    let state: _SignalQueueState<R, E>
-    let downstream: Subscriber<R, E>
-    let transform: (T) -> Signal<R, E>
-    let promoteError: ((EO) -> E)?
+    // `@unchecked Sendable`: immutable.
+    @usableFromInline let state: _SignalQueueState<R, E>
+    @usableFromInline let downstream: Subscriber<R, E>
+    @usableFromInline let transform: (T) -> Signal<R, E>
+    @usableFromInline let promoteError: ((EO) -> E)?
+    @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
 
+    @inlinable
     init(
         state: _SignalQueueState<R, E>,
         downstream: Subscriber<R, E>,
         transform: @escaping (T) -> Signal<R, E>,
-        promoteError: ((EO) -> E)?
+        promoteError: ((EO) -> E)?,
+        next: @escaping (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
     ) {
         self.state = state
         self.downstream = downstream
         self.transform = transform
         self.promoteError = promoteError
+        self.next = next
     }
 
-    override func putNext(_ value: T) { state.outerNext(transform(value), downstream) }
-    override func putError(_ error: EO) {
+    @usableFromInline override func putNext(_ value: T) { next(self, value) }
+    @usableFromInline override func putError(_ error: EO) {
         guard let promoteError else { return }
         state.outerFailed(promoteError(error), downstream)
     }
-    override func putCompletion() { state.outerCompleted(downstream) }
+    @usableFromInline override func putCompletion() { state.outerCompleted(downstream) }
 }
 
 /// Subscribes `outer` through a signal-of-signals engine in `mode`.
+@inlinable
 func _signalQueue<T, EO, R, E>(
     _ outer: Signal<T, EO>,
     mode: _SignalQueueState<R, E>.Mode,
@@ -305,28 +378,37 @@ func _signalQueue<T, EO, R, E>(
 ) -> Signal<R, E> {
     Signal { subscriber in
         let state = _SignalQueueState<R, E>(mode: mode)
-        state.setOuter(
-            outer._start(
-                _SignalQueueOuterSink(state: state, downstream: subscriber, transform: transform, promoteError: promoteError)
-            )
-        )
+        let sink = _SignalQueueOuterSink(
+            state: state,
+            downstream: subscriber,
+            transform: transform,
+            promoteError: promoteError
+        ) { sink, value in
+            sink.state.outerNext(sink.transform(value), sink.downstream)
+        }
+        state.setOuter(outer._start(sink))
         return state
     }
 }
 
 /// A first-in first-out queue with O(1) amortised `append` and `popFirst`.
+@usableFromInline
 struct _FIFO<Element> {
-    private var items: [Element?] = []
-    private var head = 0
+    @usableFromInline var items: [Element?] = []
+    @usableFromInline var head = 0
 
-    var isEmpty: Bool { head == items.count }
+    @inlinable init() {}
 
+    @inlinable var isEmpty: Bool { head == items.count }
+
+    @inlinable
     mutating func append(_ element: Element) {
         items.append(element)
     }
 
     /// Removes and returns the first element (ownership moves to the caller:
     /// nothing is released here).
+    @inlinable
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
         let element = items[head]

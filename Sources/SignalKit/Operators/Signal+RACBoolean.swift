@@ -140,9 +140,7 @@ final class _AllSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func not<E>(_ signal: Signal<Bool, E>) -> Signal<Bool, E> {
-    Signal { subscriber in
-        signal._start(_MapSink(downstream: subscriber, transform: { !$0 }))
-    }._derived("not", from: signal)
+    (signal |> map({ !$0 }))._derived("not", from: signal)
 }
 
 /// `true` when every Bool of an array is `true` (RAC's `and`; an empty
@@ -163,9 +161,7 @@ public func not<E>(_ signal: Signal<Bool, E>) -> Signal<Bool, E> {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func and<E>(_ signal: Signal<[Bool], E>) -> Signal<Bool, E> {
-    Signal { subscriber in
-        signal._start(_MapSink(downstream: subscriber, transform: { !$0.contains(false) }))
-    }._derived("and", from: signal)
+    (signal |> map({ !$0.contains(false) }))._derived("and", from: signal)
 }
 
 /// `a && b` for each pair (RAC's `and` on a two-element tuple).
@@ -180,9 +176,7 @@ public func and<E>(_ signal: Signal<[Bool], E>) -> Signal<Bool, E> {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func and<E>(_ signal: Signal<(Bool, Bool), E>) -> Signal<Bool, E> {
-    Signal { subscriber in
-        signal._start(_MapSink(downstream: subscriber, transform: { $0.0 && $0.1 }))
-    }._derived("and", from: signal)
+    (signal |> map({ $0.0 && $0.1 }))._derived("and", from: signal)
 }
 
 /// `true` when any Bool of an array is `true` (RAC's `or`; an empty array
@@ -198,9 +192,7 @@ public func and<E>(_ signal: Signal<(Bool, Bool), E>) -> Signal<Bool, E> {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func or<E>(_ signal: Signal<[Bool], E>) -> Signal<Bool, E> {
-    Signal { subscriber in
-        signal._start(_MapSink(downstream: subscriber, transform: { $0.contains(true) }))
-    }._derived("or", from: signal)
+    (signal |> map({ $0.contains(true) }))._derived("or", from: signal)
 }
 
 /// `a || b` for each pair (RAC's `or` on a two-element tuple).
@@ -215,7 +207,5 @@ public func or<E>(_ signal: Signal<[Bool], E>) -> Signal<Bool, E> {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func or<E>(_ signal: Signal<(Bool, Bool), E>) -> Signal<Bool, E> {
-    Signal { subscriber in
-        signal._start(_MapSink(downstream: subscriber, transform: { $0.0 || $0.1 }))
-    }._derived("or", from: signal)
+    (signal |> map({ $0.0 || $0.1 }))._derived("or", from: signal)
 }

@@ -318,9 +318,7 @@ final class _CollectSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// - Disposal: returns the upstream handle.
 public func mapReplace<T, R, E>(_ value: R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        Signal { subscriber in
-            signal._start(_MapSink(downstream: subscriber, transform: { _ in value }))
-        }._derived("mapReplace", from: signal, arguments: _debugArgument(value))
+        (signal |> map { _ in value })._derived("mapReplace", from: signal, arguments: _debugArgument(value))
     }
 }
 
@@ -338,8 +336,6 @@ public func mapReplace<T, R, E>(_ value: R) -> (Signal<T, E>) -> Signal<R, E> {
 /// - Disposal: returns the upstream handle.
 public func ignore<T: Equatable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
-        Signal { subscriber in
-            signal._start(_FilterSink(downstream: subscriber, predicate: { $0 != value }))
-        }._derived("ignore", from: signal, arguments: _debugArgument(value))
+        (signal |> filter { $0 != value })._derived("ignore", from: signal, arguments: _debugArgument(value))
     }
 }

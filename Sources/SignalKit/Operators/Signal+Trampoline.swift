@@ -14,14 +14,18 @@
 /// before its own `_start` returned. The late handle is then that of a
 /// finished step, and must not replace the live one (SwiftSignalKit's
 /// `MetaDisposable` does replace it, disposing the live subscription).
+@usableFromInline
 struct _StepSlot {
-    private var current: (any Disposable)?
-    private var currentStep = -1
-    private(set) var isDisposed = false
+    @usableFromInline var current: (any Disposable)?
+    @usableFromInline var currentStep = -1
+    @usableFromInline var isDisposed = false
+
+    @inlinable init() {}
 
     /// Stores `handle` as the disposable of step `step` and returns what to
     /// dispose: the previous disposable, or `handle` itself when the slot is
     /// disposed or a later step is stored already.
+    @inlinable
     mutating func install(_ handle: any Disposable, step: Int) -> (any Disposable)? {
         if isDisposed || step < currentStep { return handle }
         defer {
@@ -32,6 +36,7 @@ struct _StepSlot {
     }
 
     /// Marks the slot disposed and returns the disposable to dispose.
+    @inlinable
     mutating func dispose() -> (any Disposable)? {
         isDisposed = true
         defer { current = nil }

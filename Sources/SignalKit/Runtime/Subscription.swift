@@ -182,6 +182,10 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
 
     final var isTerminated: Bool { csr_flag_is_terminated(flag) }
 
+    /// A handle on the terminated state that does not retain the
+    /// subscription; see `_TerminationProbe`.
+    final var terminationProbe: _TerminationProbe { _TerminationProbe(flag: flag) }
+
     /// Whether the generator's disposable is held (assigned, not yet taken).
     final var holdsDisposable: Bool { csr_slot_peek(slot) != nil }
 
@@ -488,6 +492,26 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             return (true, true, true)
         }
     }
+}
+
+/// Reads a subscription's terminated flag through a plain pointer: no
+/// retain or release of the subscription per read (a fused operator stage
+/// checks it once per value). Valid only while the subscription is alive;
+/// the holder must guarantee that (fused stages: the chain ends in a
+/// final stage function capturing the subscriber, which holds the
+/// subscription).
+@usableFromInline
+struct _TerminationProbe: @unchecked Sendable {
+    // `@unchecked Sendable`: a pointer to the flag, read with an atomic load.
+    @usableFromInline let flag: OpaquePointer
+
+    init(flag: OpaquePointer) {
+        self.flag = flag
+    }
+
+    /// Acquire load of the flag's TERMINATED bit (`csr_flag_is_terminated`).
+    @usableFromInline
+    var isTerminated: Bool { csr_flag_is_terminated(flag) }
 }
 
 // ---------------------------------------------------------------------------

@@ -221,6 +221,30 @@ let modelOperators: [ModelOperator] = [
         return ("combineLatest(queue:)", { combineLatest(queue: world.queue, $0, other) |> map { $0 &- $1 } })
     },
     { world in
+        let next = scriptedSource(world, "thenNext") |> checked(world, "thenNext")
+        return ("then", then(next))
+    },
+    { world in ("mapToSignal", mapToSignal { _ in scriptedSource(world, "switchInner") |> checked(world, "switchInner") }) },
+    { world in ("mapToQueue", mapToQueue { _ in scriptedSource(world, "queueInner") |> checked(world, "queueInner") }) },
+    { world in
+        ("mapToThrottled", mapToThrottled { _ in scriptedSource(world, "throttledInner") |> checked(world, "throttledInner") })
+    },
+    { world in
+        ("catch", `catch` { _ in scriptedSource(world, "catchFallback") |> checked(world, "catchFallback") })
+    },
+    { _ in ("restartIfError", { restartIfError($0) |> castError(ModelError.self) }) },
+    { _ in
+        // `Signal<Never, E>` back to `Signal<Int, E>`: only terminal events.
+        ("ignoreValues", { upstream in
+            Signal { subscriber in
+                ignoreValues(upstream).start(
+                    error: { subscriber.putError($0) },
+                    completed: { subscriber.putCompletion() }
+                )
+            }
+        })
+    },
+    { world in
         let other = scriptedSource(world, "combineLatestArrayInput") |> checked(world, "combineLatestArrayInput")
         return ("combineLatest([])", { combineLatest([$0, other]) |> map { $0.reduce(0, &+) } })
     },

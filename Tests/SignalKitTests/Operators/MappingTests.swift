@@ -160,6 +160,163 @@ import Testing
         #expect(log.take() == ["b.subscribe#1", "b.dispose#1"])
     }
 
+    // MARK: map and filter chains (fused into one subscription)
+
+    @Test func aChainOfMapsAndFiltersBehavesAsNestedOperators() {
+        let log = EventLog()
+        let source = TestSource<Int, String>("a", log: log)
+        let chain = source.signal
+            |> map { (value: Int) -> Int in
+                log.append("map1 \(value)")
+                return value * 2
+            }
+            |> filter { (value: Int) -> Bool in
+                log.append("filter \(value)")
+                return value % 4 == 0
+            }
+            |> map { (value: Int) -> String in
+                log.append("map2 \(value)")
+                return "v\(value)"
+            }
+        let handle = log.start(chain)
+        source.putNext(1)
+        source.putNext(2)
+        source.putError("boom")
+        source.putNext(3)
+        #expect(log.take() == [
+            "a.subscribe#1",
+            "map1 1", "filter 2",
+            "map1 2", "filter 4", "map2 4", "next v4",
+            "error boom", "a.dispose#1",
+        ])
+        handle.dispose()
+        #expect(log.take() == [])
+        #expect(source.disposeCount == 1)
+    }
+
+    @Test func aMapThatDisposesTheSubscriptionStopsTheLaterStages() {
+        let log = EventLog()
+        let source = TestSource<Int, String>("a", log: log)
+        let handle = Shared<(any Disposable)?>(nil)
+        let chain = source.signal
+            |> map { (value: Int) -> Int in
+                log.append("map1 \(value)")
+                if value == 2 { handle.value?.dispose() }
+                return value
+            }
+            |> filter { (value: Int) -> Bool in
+                log.append("filter \(value)")
+                return true
+            }
+            |> map { (value: Int) -> Int in
+                log.append("map2 \(value)")
+                return value
+            }
+        handle.value = log.start(chain)
+        source.putNext(1)
+        source.putNext(2)
+        source.putNext(3)
+        #expect(log.take() == [
+            "a.subscribe#1",
+            "map1 1", "filter 1", "map2 1", "next 1",
+            "map1 2", "a.dispose#1",
+        ])
+        #expect(source.disposeCount == 1)
+    }
+
+    @Test func aFilterThatDisposesTheSubscriptionStopsTheLaterStages() {
+        let log = EventLog()
+        let source = TestSource<Int, String>("a", log: log)
+        let handle = Shared<(any Disposable)?>(nil)
+        let chain = source.signal
+            |> filter { (value: Int) -> Bool in
+                log.append("filter \(value)")
+                handle.value?.dispose()
+                return true
+            }
+            |> map { (value: Int) -> Int in
+                log.append("map \(value)")
+                return value
+            }
+        handle.value = log.start(chain)
+        source.putNext(1)
+        source.putNext(2)
+        #expect(log.take() == ["a.subscribe#1", "filter 1", "a.dispose#1"])
+    }
+
+    @Test func aSharedPrefixOfAChainIsNotChangedByExtendingIt() {
+        // Fusion builds new signals; the signal it extends keeps its own
+        // stages, and each subscription runs its stages once per value.
+        let log = EventLog()
+        let source = TestSource<Int, String>("a", log: log)
+        let doubled = source.signal |> map { $0 * 2 }
+        let plusOne = doubled |> map { $0 + 1 }
+        let minusOne = doubled |> map { $0 - 1 }
+        let first = log.start(doubled, prefix: "d:")
+        source.putNext(5)
+        let second = log.start(plusOne, prefix: "p:")
+        source.putNext(6)
+        let third = log.start(minusOne, prefix: "m:")
+        source.putNext(7)
+        first.dispose()
+        second.dispose()
+        third.dispose()
+        #expect(log.events == [
+            "a.subscribe#1", "d:next 10",
+            "a.subscribe#2", "p:next 13",
+            "a.subscribe#3", "m:next 13",
+            "a.dispose#1", "a.dispose#2", "a.dispose#3",
+        ])
+    }
+
+    /// `map` written as nested subscriptions, the way it worked before
+    /// fusion: the reference the fused chains are compared with.
+    static func nestedMap<T, R>(_ f: @escaping (T) -> R) -> (Signal<T, String>) -> Signal<R, String> {
+        { upstream in
+            Signal { subscriber in
+                upstream.start(
+                    next: { subscriber.putNext(f($0)) },
+                    error: { subscriber.putError($0) },
+                    completed: { subscriber.putCompletion() }
+                )
+            }
+        }
+    }
+
+    /// The log of a scenario: a source, a two-stage chain, callbacks holding
+    /// a probe; the source releases its subscriber, then the handle is
+    /// disposed.
+    static func releaseScenario(
+        _ makeChain: (Signal<Int, String>) -> Signal<Int, String>
+    ) -> (events: [String], probeReleasedWithSubscriber: Bool) {
+        let log = EventLog()
+        let source = TestSource<Int, String>("a", log: log)
+        weak var weakProbe: Probe?
+        var handle: (any Disposable)?
+        do {
+            let probe = Probe()
+            weakProbe = probe
+            handle = makeChain(source.signal).start(next: { value in
+                withExtendedLifetime(probe) {}
+                log.append("next \(value)")
+            })
+        }
+        source.putNext(1)
+        source.releaseSubscribers()
+        let released = weakProbe == nil
+        handle?.dispose()
+        return (log.events, released)
+    }
+
+    @Test func aSourceThatReleasesItsSubscriberEndsAFusedChainAsItEndsANestedOne() {
+        let fused = Self.releaseScenario { $0 |> map { $0 + 1 } |> map { $0 * 2 } }
+        let nested = Self.releaseScenario { $0 |> Self.nestedMap { $0 + 1 } |> Self.nestedMap { $0 * 2 } }
+        #expect(fused.events == nested.events)
+        #expect(fused.probeReleasedWithSubscriber == nested.probeReleasedWithSubscriber)
+        #expect(fused.events.prefix(2) == ["a.subscribe#1", "next 4"])
+        #expect(fused.probeReleasedWithSubscriber)
+    }
+
     // MARK: flatMap (optional map)
 
     @Test func flatMapMapsNonNilValuesAndPassesNil() {
