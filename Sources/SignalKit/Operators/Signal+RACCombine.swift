@@ -316,3 +316,57 @@ final class _SampleTickSink<U, T, E>: _Sink<U, E>, @unchecked Sendable {
     override func putError(_ error: E) { state.delivery.putError(error) }
     override func putCompletion() { state.delivery.putCompletion() }
 }
+
+// MARK: - switchCases, ifThenElse
+
+/// Forwards the signal of `cases` matching the latest key, switching when the
+/// key changes (RAC's `+switch:cases:default:`, named apart because `switch`
+/// is a Swift keyword).
+///
+/// Marble: key `"a---b--|"`, cases `a = "1-1…"`, `b = "2-|"` → `"1-1-2-|"`
+///
+/// ReactiveCocoa fails with `RACSignalErrorNoMatchingCase` when no case
+/// matches and there is no default; here the default is required: pass
+/// `.fail(yourError)` for that behaviour.
+///
+/// - Parameters:
+///   - key: the signal of keys.
+///   - cases: the signal to forward for each key.
+///   - defaultSignal: forwarded for a key without a case.
+/// - Returns: `key |> mapToSignal { cases[$0] ?? defaultSignal }`.
+///
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`: completes when the key signal and the
+///   current case have completed; any error fails.
+/// - Disposal: as `switchToLatest`.
+public func switchCases<K: Hashable, T, E>(
+    _ key: Signal<K, E>,
+    cases: [K: Signal<T, E>],
+    default defaultSignal: Signal<T, E>
+) -> Signal<T, E> {
+    (key |> mapToSignal { cases[$0] ?? defaultSignal })._combined("switch", inputs: [key])
+}
+
+/// Forwards `trueSignal` while the latest condition is `true` and
+/// `falseSignal` while it is `false` (RAC's `+if:then:else:`, named apart
+/// because `if` is a Swift keyword).
+///
+/// Marble: condition `"t---f--|"` → `trueSignal`'s events, then
+/// `falseSignal`'s from the second value on
+///
+/// - Parameters:
+///   - condition: the signal of Bools.
+///   - trueSignal: forwarded while the latest condition is `true`.
+///   - falseSignal: forwarded while it is `false`.
+/// - Returns: `condition |> mapToSignal { $0 ? trueSignal : falseSignal }`.
+///
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`.
+/// - Disposal: as `switchToLatest`.
+public func ifThenElse<T, E>(
+    _ condition: Signal<Bool, E>,
+    then trueSignal: Signal<T, E>,
+    else falseSignal: Signal<T, E>
+) -> Signal<T, E> {
+    (condition |> mapToSignal { $0 ? trueSignal : falseSignal })._combined("if", inputs: [condition])
+}

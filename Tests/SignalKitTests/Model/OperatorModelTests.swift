@@ -339,6 +339,11 @@ let modelOperators: [ModelOperator] = [
     { world in ("delayEvents", delayEvents(Double(world.pick(1...3)), queue: world.queue)) },
     { _ in ("logAll", logAll(to: SignalLogSink { _ in })) },
     { _ in ("named", named("model")) },
+    { world in
+        let other = scriptedSource(world, "switchCase") |> checked(world, "switchCase")
+        return ("switchCases", { switchCases($0 |> map { $0 % 3 }, cases: [0: other, 1: .single(1)], default: .complete()) })
+    },
+    { _ in ("groupBy", { $0 |> groupBy { $0 % 2 } |> flattenMap { group in group.signal |> map { $0 &+ group.key } } }) },
 ]
 
 // MARK: - The trial

@@ -190,3 +190,78 @@ import Testing
         #expect(log.events == ["s.subscribe#1", "t.subscribe#1", "error e", "s.dispose#1", "t.dispose#1"])
     }
 }
+
+@Suite struct RACSwitchCasesTests {
+    @Test func switchCasesFollowsTheLatestKey() {
+        let log = EventLog()
+        let key = TestSource<String, String>("k", log: log)
+        let a = TestSource<Int, String>("a", log: log)
+        let b = TestSource<Int, String>("b", log: log)
+        _ = log.start(switchCases(key.signal, cases: ["a": a.signal, "b": b.signal], default: .fail("no match")))
+        key.putNext("a")
+        a.putNext(1)
+        key.putNext("b")
+        a.putNext(9)
+        b.putNext(2)
+        key.putNext("z")
+        #expect(log.events == [
+            "k.subscribe#1", "a.subscribe#1", "next 1", "b.subscribe#1", "a.dispose#1", "next 2",
+            "error no match", "b.dispose#1", "k.dispose#1",
+        ])
+    }
+
+    @Test func ifThenElseFollowsTheLatestCondition() {
+        let log = EventLog()
+        let condition = ValuePipe<Bool>()
+        let handle = log.start(ifThenElse(condition.signal(), then: Signal<String, NoError>.single("yes") |> then(.never()),
+                                          else: .single("no") |> then(.never())))
+        condition.putNext(true)
+        condition.putNext(false)
+        condition.putNext(true)
+        #expect(log.events == ["next yes", "next no", "next yes"])
+        handle.dispose()
+    }
+}
+
+@Suite struct RACGroupByTests {
+    @Test func groupsAreSentBeforeTheirFirstValueAndTerminatedBeforeTheResult() {
+        let log = EventLog()
+        let source = TestSource<String, String>("s", log: log)
+        var handles: [any Disposable] = []
+        _ = (source.signal |> groupBy({ String($0.first!) }, transform: { String($0.dropFirst()) })).start(
+            next: { group in
+                log.append("group \(group.key)")
+                handles.append(log.start(group.signal, prefix: "\(group.key): "))
+            },
+            error: { log.append("error \($0)") },
+            completed: { log.append("completed") }
+        )
+        source.putNext("a1")
+        source.putNext("b1")
+        source.putNext("a2")
+        source.putCompletion()
+        #expect(log.events == [
+            "s.subscribe#1", "group a", "a: next 1", "group b", "b: next 1", "a: next 2",
+            "a: completed", "b: completed", "completed", "s.dispose#1",
+        ])
+        handles.forEach { $0.dispose() }
+    }
+
+    @Test func anErrorReachesEveryGroupThenTheResult() {
+        let log = EventLog()
+        var handles: [any Disposable] = []
+        _ = (Signal<Int, String>.sequence([1, 2, 3]) |> then(.fail("e")) |> groupBy { $0 % 2 }).start(
+            next: { group in handles.append(log.start(group.signal |> map { $0 * 10 }, prefix: "\(group.key): ")) },
+            error: { log.append("error \($0)") }
+        )
+        #expect(log.events == ["1: next 10", "0: next 20", "1: next 30", "1: error e", "0: error e", "error e"])
+        handles.forEach { $0.dispose() }
+    }
+
+    @Test func groupByFeedsFlattenMap() {
+        let log = EventLog()
+        let words = Signal<String, NoError>.sequence(["apple", "avocado", "banana", "blueberry", "cherry"])
+        _ = log.start(words |> groupBy { $0.first! } |> flattenMap { group in group.signal |> collect |> map { "\(group.key)=\($0.count)" } })
+        #expect(log.events == ["next a=2", "next b=2", "next c=1", "completed"])
+    }
+}
