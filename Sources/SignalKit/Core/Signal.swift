@@ -112,7 +112,7 @@ extension Signal {
             subscriber.putNext(value)
             subscriber.putCompletion()
             return EmptyDisposable
-        }
+        }._combined("single", inputs: [], arguments: _debugArgument(value))
     }
 
     /// A signal that completes at once.
@@ -120,7 +120,7 @@ extension Signal {
         Signal { subscriber in
             subscriber.putCompletion()
             return EmptyDisposable
-        }
+        }._combined("complete", inputs: [])
     }
 
     /// A signal that fails at once with `error`.
@@ -128,11 +128,11 @@ extension Signal {
         Signal { subscriber in
             subscriber.putError(error)
             return EmptyDisposable
-        }
+        }._combined("fail", inputs: [], arguments: _debugArgument(error))
     }
 
     /// A signal that never sends anything.
     public static func never() -> Signal<T, E> {
-        Signal { _ in EmptyDisposable }
+        Signal { _ in EmptyDisposable }._combined("never", inputs: [])
     }
 }

@@ -27,7 +27,7 @@
 public func replay<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     let connection = signal |> multicast(ReplaySubject<T, E>())
     connection.connect()
-    return connection.signal
+    return connection.signal._derived("replay", from: signal)
 }
 
 /// Subscribes to the signal now, once, and replays its latest value (and
@@ -50,7 +50,7 @@ public func replay<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 public func replayLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     let connection = signal |> multicast(ReplaySubject<T, E>(capacity: 1))
     connection.connect()
-    return connection.signal
+    return connection.signal._derived("replayLast", from: signal)
 }
 
 /// Subscribes to the signal on the first subscription, once, and replays
@@ -81,5 +81,5 @@ public func replayLazily<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
         // and replayed to this subscriber (RAC's order).
         connection.connect()
         return subject.generator(subscriber)
-    }
+    }._derived("replayLazily", from: signal)
 }

@@ -44,7 +44,7 @@ public func `catch`<T, E, R>(_ f: @escaping (E) -> Signal<T, R>) -> (Signal<T, E
             let disposables = DisposableSet()
             disposables.add(signal._start(_CatchSink(downstream: subscriber, handler: f, disposables: disposables)))
             return disposables
-        }
+        }._derived("catch", from: signal)
     }
 }
 
@@ -99,7 +99,7 @@ public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
         let run = _RestartRun<T, E, E>(signal: signal, restartsOnCompletion: true) { .error($0) }
         run.start { run.subscribe(subscriber) }
         return run
-    }
+    }._derived("restart", from: signal)
 }
 
 /// `restart`, under SwiftSignalKit's other name: resubscribes each time the
@@ -137,7 +137,7 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
         let run = _RestartRun<T, E, NoError>(signal: signal, restartsOnCompletion: false) { _ in .restart }
         run.start { run.subscribe(subscriber) }
         return run
-    }
+    }._derived("restartIfError", from: signal)
 }
 
 /// On error, either resubscribes or fails with a mapped error, as
@@ -163,7 +163,7 @@ public func restartOrMapError<T, E, E2>(
             let run = _RestartRun<T, E, E2>(signal: signal, restartsOnCompletion: false, onError: condition)
             run.start { run.subscribe(subscriber) }
             return run
-        }
+        }._derived("restartOrMapError", from: signal)
     }
 }
 
@@ -269,7 +269,7 @@ public func retry<T, E>(
             let run = _RetryRun(signal: signal, policy: policy)
             run.subscribe(subscriber)
             return run
-        }
+        }._derived("retry", from: signal, arguments: "\(delayIncrement)")
     }
 }
 
@@ -316,7 +316,7 @@ public func retry<T, E>(
             let run = _RetryRun(signal: signal, policy: policy)
             run.subscribe(subscriber)
             return run
-        }
+        }._derived("retry", from: signal, arguments: "\(delayIncrement)")
     }
 }
 

@@ -67,7 +67,7 @@ public func combineLatest<T1, T2, E>(
             state.subscribe(s1, into: slot1, queue: queue),
             state.subscribe(s2, into: slot2, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2], arguments: "initial: (\(_debugArgument(v1)), \(_debugArgument(v2)))")
 }
 
 /// Emits the latest values of an array of signals as an array.
@@ -111,7 +111,7 @@ public func combineLatest<T, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) 
         return _CombineLatestDisposable(signals.indices.map { index in
             state.subscribe(signals[index], into: slots[index], queue: queue)
         })
-    }
+    }._combined("combineLatest", inputs: signals)
 }
 
 // MARK: - The engine

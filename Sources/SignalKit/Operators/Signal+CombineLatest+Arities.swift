@@ -49,7 +49,7 @@ public func combineLatest<T1, T2, E>(
             state.subscribe(s1, into: slot1, queue: queue),
             state.subscribe(s2, into: slot2, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2])
 }
 
 /// Emits the latest values of 3 signals as a tuple, once each has sent one.
@@ -101,7 +101,7 @@ public func combineLatest<T1, T2, T3, E>(
             state.subscribe(s2, into: slot2, queue: queue),
             state.subscribe(s3, into: slot3, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3])
 }
 
 /// Emits the latest values of 4 signals as a tuple, once each has sent one.
@@ -157,7 +157,7 @@ public func combineLatest<T1, T2, T3, T4, E>(
             state.subscribe(s3, into: slot3, queue: queue),
             state.subscribe(s4, into: slot4, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4])
 }
 
 /// Emits the latest values of 5 signals as a tuple, once each has sent one.
@@ -217,7 +217,7 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
             state.subscribe(s4, into: slot4, queue: queue),
             state.subscribe(s5, into: slot5, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5])
 }
 
 /// Emits the latest values of 6 signals as a tuple, once each has sent one.
@@ -281,7 +281,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
             state.subscribe(s5, into: slot5, queue: queue),
             state.subscribe(s6, into: slot6, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6])
 }
 
 /// Emits the latest values of 7 signals as a tuple, once each has sent one.
@@ -349,7 +349,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
             state.subscribe(s6, into: slot6, queue: queue),
             state.subscribe(s7, into: slot7, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7])
 }
 
 /// Emits the latest values of 8 signals as a tuple, once each has sent one.
@@ -421,7 +421,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
             state.subscribe(s7, into: slot7, queue: queue),
             state.subscribe(s8, into: slot8, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8])
 }
 
 /// Emits the latest values of 9 signals as a tuple, once each has sent one.
@@ -497,7 +497,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
             state.subscribe(s8, into: slot8, queue: queue),
             state.subscribe(s9, into: slot9, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9])
 }
 
 /// Emits the latest values of 10 signals as a tuple, once each has sent one.
@@ -577,7 +577,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
             state.subscribe(s9, into: slot9, queue: queue),
             state.subscribe(s10, into: slot10, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10])
 }
 
 /// Emits the latest values of 11 signals as a tuple, once each has sent one.
@@ -661,7 +661,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
             state.subscribe(s10, into: slot10, queue: queue),
             state.subscribe(s11, into: slot11, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11])
 }
 
 /// Emits the latest values of 12 signals as a tuple, once each has sent one.
@@ -749,7 +749,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
             state.subscribe(s11, into: slot11, queue: queue),
             state.subscribe(s12, into: slot12, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12])
 }
 
 /// Emits the latest values of 13 signals as a tuple, once each has sent one.
@@ -841,7 +841,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s12, into: slot12, queue: queue),
             state.subscribe(s13, into: slot13, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13])
 }
 
 /// Emits the latest values of 14 signals as a tuple, once each has sent one.
@@ -937,7 +937,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s13, into: slot13, queue: queue),
             state.subscribe(s14, into: slot14, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14])
 }
 
 /// Emits the latest values of 15 signals as a tuple, once each has sent one.
@@ -1037,7 +1037,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s14, into: slot14, queue: queue),
             state.subscribe(s15, into: slot15, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15])
 }
 
 /// Emits the latest values of 16 signals as a tuple, once each has sent one.
@@ -1141,7 +1141,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s15, into: slot15, queue: queue),
             state.subscribe(s16, into: slot16, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16])
 }
 
 /// Emits the latest values of 17 signals as a tuple, once each has sent one.
@@ -1249,7 +1249,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s16, into: slot16, queue: queue),
             state.subscribe(s17, into: slot17, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17])
 }
 
 /// Emits the latest values of 18 signals as a tuple, once each has sent one.
@@ -1361,7 +1361,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s17, into: slot17, queue: queue),
             state.subscribe(s18, into: slot18, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18])
 }
 
 /// Emits the latest values of 19 signals as a tuple, once each has sent one.
@@ -1477,7 +1477,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s18, into: slot18, queue: queue),
             state.subscribe(s19, into: slot19, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19])
 }
 
 /// Emits the latest values of 20 signals as a tuple, once each has sent one.
@@ -1597,7 +1597,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s19, into: slot19, queue: queue),
             state.subscribe(s20, into: slot20, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20])
 }
 
 /// Emits the latest values of 21 signals as a tuple, once each has sent one.
@@ -1721,7 +1721,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s20, into: slot20, queue: queue),
             state.subscribe(s21, into: slot21, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21])
 }
 
 /// Emits the latest values of 22 signals as a tuple, once each has sent one.
@@ -1849,7 +1849,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s21, into: slot21, queue: queue),
             state.subscribe(s22, into: slot22, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22])
 }
 
 /// Emits the latest values of 23 signals as a tuple, once each has sent one.
@@ -1981,7 +1981,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s22, into: slot22, queue: queue),
             state.subscribe(s23, into: slot23, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23])
 }
 
 /// Emits the latest values of 24 signals as a tuple, once each has sent one.
@@ -2117,7 +2117,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s23, into: slot23, queue: queue),
             state.subscribe(s24, into: slot24, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24])
 }
 
 /// Emits the latest values of 25 signals as a tuple, once each has sent one.
@@ -2257,7 +2257,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s24, into: slot24, queue: queue),
             state.subscribe(s25, into: slot25, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25])
 }
 
 /// Emits the latest values of 26 signals as a tuple, once each has sent one.
@@ -2401,5 +2401,5 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
             state.subscribe(s25, into: slot25, queue: queue),
             state.subscribe(s26, into: slot26, queue: queue),
         ])
-    }
+    }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26])
 }

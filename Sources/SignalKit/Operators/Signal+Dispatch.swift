@@ -26,7 +26,7 @@ public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
-        }
+        }._derived("deliverOn", from: signal)
     }
 }
 
@@ -73,7 +73,7 @@ public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signa
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
-        }
+        }._derived("deliverOn", from: signal)
     }
 }
 
@@ -108,7 +108,7 @@ public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
                 pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
             return pending
-        }
+        }._derived("runOn", from: signal)
     }
 }
 
@@ -144,7 +144,7 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
             pending.start { ActionDisposable { task.cancel() } }
             threadPool.addTask(task)
             return pending
-        }
+        }._derived("runOn", from: signal)
     }
 }
 

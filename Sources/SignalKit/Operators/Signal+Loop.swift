@@ -52,7 +52,7 @@ public func feedbackLoop<R1, R, E>(
         let control = _FeedbackLoopControl()
         _FeedbackLoop<R1, R, E>(once: once, downstream: subscriber, control: control).iterate()
         return control
-    }
+    }._combined("feedbackLoop", inputs: [])
 }
 
 /// What the returned disposable controls: the current iteration and the

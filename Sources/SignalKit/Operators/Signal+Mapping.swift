@@ -29,7 +29,7 @@ public func map<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R,
                 let result = f(value)
                 if !terminal.isTerminated { next(result) }
             }
-        }
+        }._derived("map", from: signal)
     }
 }
 
@@ -51,7 +51,7 @@ public func filter<T, E>(_ f: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal
             { value in
                 if f(value) && !terminal.isTerminated { next(value) }
             }
-        }
+        }._derived("filter", from: signal)
     }
 }
 
@@ -71,7 +71,7 @@ public func flatMap<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T?, E>) -> Sign
     { signal in
         Signal { subscriber in
             signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
-        }
+        }._derived("flatMap", from: signal)
     }
 }
 
@@ -90,7 +90,7 @@ public func mapError<T, E, R>(_ f: @escaping (E) -> R) -> (Signal<T, E>) -> Sign
     { signal in
         Signal { subscriber in
             signal._start(_MapErrorSink(downstream: subscriber, transform: f))
-        }
+        }._derived("mapError", from: signal)
     }
 }
 
@@ -109,7 +109,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
     { signal in
         Signal { subscriber in
             signal._start(_CastErrorSink(downstream: subscriber))
-        }
+        }._derived("castError", from: signal, arguments: "\(E.self)")
     }
 }
 
@@ -136,7 +136,7 @@ public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T,
 public func distinctUntilChanged<T: Equatable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
-    }
+    }._derived("distinctUntilChanged", from: signal)
 }
 
 /// Drops every value that `isEqual` declares equal to the last value it
@@ -160,7 +160,7 @@ public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Si
     { signal in
         Signal { subscriber in
             signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
-        }
+        }._derived("distinctUntilChanged", from: signal)
     }
 }
 
@@ -327,7 +327,9 @@ final class _FusedStages<S, T, E>: _FusedStagesBase<T, E>, @unchecked Sendable {
 /// `map` or `filter` signal.
 @usableFromInline
 func _fusing<T, R, E>(_ signal: Signal<T, E>, _ stage: @escaping _SignalStage<T, R>) -> Signal<R, E> {
-    if let stages = signal.composition as? _FusedStagesBase<T, E> {
+    // `_structural`: a debug name (Debugging/SignalNaming.swift) wraps the
+    // stages without hiding them.
+    if let stages = signal.composition?._structural as? _FusedStagesBase<T, E> {
         return stages.appending(stage)
     }
     return _fusedSignal(source: signal, build: stage)

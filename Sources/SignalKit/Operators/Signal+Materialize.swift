@@ -21,7 +21,7 @@
 public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     Signal { subscriber in
         signal._start(_DematerializeSink(downstream: subscriber))
-    }
+    }._derived("dematerialize", from: signal)
 }
 
 /// Turns event values back into events (Rx's `dematerialize`): `.Next(v)`
@@ -41,7 +41,7 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     Signal { subscriber in
         signal._start(_MaterializeSink(downstream: subscriber))
-    }
+    }._derived("materialize", from: signal)
 }
 
 // MARK: - Sinks

@@ -27,7 +27,7 @@ import Synchronization
 ///   then the outer.
 @inlinable
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .switching, transform: { $0 }, promoteError: { $0 })
+    _signalQueue(signal, mode: .switching, transform: { $0 }, promoteError: { $0 })._derived("switchToLatest", from: signal)
 }
 
 /// Maps each value to a signal and forwards the latest one's events
@@ -44,7 +44,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 @inlinable
 public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })
+        _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })._derived("mapToSignal", from: signal)
     }
 }
 
@@ -65,7 +65,7 @@ public func mapToSignalPromotingError<T, R, E>(
     _ f: @escaping (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)
+        _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)._derived("mapToSignalPromotingError", from: signal)
     }
 }
 
@@ -92,7 +92,7 @@ public func mapToSignalPromotingError<T, R, E>(
 ///   outer; waiting inners are never subscribed.
 @inlinable
 public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .queueing, transform: { $0 }, promoteError: { $0 })
+    _signalQueue(signal, mode: .queueing, transform: { $0 }, promoteError: { $0 })._derived("queue", from: signal)
 }
 
 /// Maps each value to a signal and runs those one after another
@@ -110,7 +110,7 @@ public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 @inlinable
 public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })
+        _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })._derived("mapToQueue", from: signal)
     }
 }
 
@@ -132,7 +132,7 @@ public func mapToQueue<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T
 ///   being subscribed. Otherwise as `queue`.
 @inlinable
 public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .throttling, transform: { $0 }, promoteError: { $0 })
+    _signalQueue(signal, mode: .throttling, transform: { $0 }, promoteError: { $0 })._derived("throttled", from: signal)
 }
 
 /// Maps each value to a signal and runs them as `throttled` does
@@ -151,7 +151,7 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 @inlinable
 public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })
+        _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })._derived("mapToThrottled", from: signal)
     }
 }
 
@@ -170,7 +170,7 @@ public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Sign
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     Signal { subscriber in
         signal._start(_IgnoreValuesSink(downstream: subscriber))
-    }
+    }._derived("ignoreValues", from: signal)
 }
 
 final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
@@ -219,7 +219,7 @@ public func then<T, E>(_ nextSignal: Signal<T, E>) -> (Signal<T, E>) -> Signal<T
             let run = _ThenRun(chain: chain)
             run.start { run.subscribeNext(subscriber) }
             return run
-        }
+        }._derived("then", from: signal, arguments: nextSignal.description)
     }
 }
 
@@ -262,7 +262,7 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
         // Empty only after disposal; then `never()` is subscribed and, the
         // run being disposed, disposed at once.
         guard var signal = mutex.withLock({ remaining.popLast() }) else { return .never() }
-        while let composition = signal.composition {
+        while let composition = signal.composition?._structural {
             if let chain = composition as? _ThenChain<T, E> {
                 signal = mutex.withLock {
                     chain.pushSegments(onto: &remaining)
@@ -322,7 +322,7 @@ final class _ThenSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 public func deferred<T, E>(_ generator: @escaping () -> Signal<T, E>) -> Signal<T, E> {
     Signal(composition: _DeferredComposition(factory: generator)) { subscriber in
         generator()._start(_ForwardSink(downstream: subscriber))
-    }
+    }._combined("deferred", inputs: [])
 }
 
 // MARK: - debug_measureTimeToFirstEvent
@@ -347,7 +347,7 @@ public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>)
         let probe = _FirstEventProbe(label: label)
         return Signal { subscriber in
             signal._start(_MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
-        }
+        }._derived("debug_measureTimeToFirstEvent", from: signal, arguments: label)
     }
 }
 

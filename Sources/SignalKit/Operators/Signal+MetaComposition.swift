@@ -13,6 +13,13 @@ import Glibc
 @usableFromInline
 class _SignalComposition<T, E>: @unchecked Sendable {
     init() {}
+
+    /// The record the stack-safe operators look at: this one, or, for a
+    /// debug name (`_DebugComposition`), the record it wraps.
+    var _structural: _SignalComposition<T, E>? { self }
+
+    /// The signal's debug name, if it has one (Debugging/SignalNaming.swift).
+    var _debugInfo: _SignalDebugInfo? { nil }
 }
 
 /// A `then` signal: the last node of a persistent singly linked list of
@@ -35,7 +42,7 @@ final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
     /// `signal |> then(next)`: extends `signal`'s chain when it is a `then`
     /// signal, else starts a chain `[signal, next]`.
     static func appending(_ next: Signal<T, E>, to signal: Signal<T, E>) -> _ThenChain<T, E> {
-        let head = (signal.composition as? _ThenChain<T, E>) ?? _ThenChain(previous: nil, segment: signal)
+        let head = (signal.composition?._structural as? _ThenChain<T, E>) ?? _ThenChain(previous: nil, segment: signal)
         return _ThenChain(previous: head, segment: next)
     }
 

@@ -43,7 +43,7 @@ public func reduceLeft<T, E>(value: T, f: @escaping (T, T) -> T) -> (Signal<T, E
             signal._start(
                 _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
             )
-        }
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
 }
 
@@ -67,7 +67,7 @@ public func reduceLeft<T, E>(value: T, f: @escaping (T, T, (T) -> Void) -> T) ->
     { signal in
         Signal { subscriber in
             signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
-        }
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
 }
 
@@ -112,7 +112,7 @@ public func reduceLeft<T, E>(
             let state = _ReduceGeneratorState(downstream: subscriber, seed: value, generator: generator, control: control)
             control.upstream.set(signal._start(_ReduceGeneratorUpstreamSink(state: state)))
             return control
-        }
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
 }
 

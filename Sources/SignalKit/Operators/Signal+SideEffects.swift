@@ -20,7 +20,7 @@ public func beforeNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Si
     { signal in
         Signal { subscriber in
             signal._start(_BeforeNextSink(downstream: subscriber, action: f))
-        }
+        }._derived("beforeNext", from: signal)
     }
 }
 
@@ -45,7 +45,7 @@ public func afterNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Sig
     { signal in
         Signal { subscriber in
             signal._start(_AfterNextSink(downstream: subscriber, action: f))
-        }
+        }._derived("afterNext", from: signal)
     }
 }
 
@@ -66,7 +66,7 @@ public func beforeStarted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> 
         Signal { subscriber in
             f()
             return signal._start(_ForwardSink(downstream: subscriber))
-        }
+        }._derived("beforeStarted", from: signal)
     }
 }
 
@@ -86,7 +86,7 @@ public func beforeCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -
     { signal in
         Signal { subscriber in
             signal._start(_BeforeCompletedSink(downstream: subscriber, action: f))
-        }
+        }._derived("beforeCompleted", from: signal)
     }
 }
 
@@ -112,7 +112,7 @@ public func afterCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) ->
     { signal in
         Signal { subscriber in
             signal._start(_AfterCompletedSink(downstream: subscriber, action: f))
-        }
+        }._derived("afterCompleted", from: signal)
     }
 }
 
@@ -142,7 +142,7 @@ public func afterDisposed<T, E, R>(_ f: @escaping () -> R) -> (Signal<T, E>) -> 
             disposables.add(signal._start(_ForwardSink(downstream: subscriber)))
             disposables.add(ActionDisposable { _ = f() })
             return disposables
-        }
+        }._derived("afterDisposed", from: signal)
     }
 }
 
@@ -191,7 +191,7 @@ public func withState<T, E, S>(
             upstream.dispose()
             disposed(state)
         }
-    }
+    }._derived("withState", from: signal)
 }
 
 // MARK: - Sinks

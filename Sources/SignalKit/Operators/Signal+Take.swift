@@ -45,7 +45,7 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_TakeSink(downstream: subscriber, limit: count))
-        }
+        }._derived("take", from: signal, arguments: "\(count)")
     }
 }
 
@@ -66,7 +66,7 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         signal._start(_TakeLastSink(downstream: subscriber))
-    }
+    }._derived("takeLast", from: signal)
 }
 
 /// Passes values until `until` says to complete.
@@ -95,7 +95,7 @@ public func take<T, E>(until: @escaping (T) -> SignalTakeAction) -> (Signal<T, E
     { signal in
         Signal { subscriber in
             signal._start(_TakeUntilSink(downstream: subscriber, until: until))
-        }
+        }._derived("take(until:)", from: signal)
     }
 }
 
@@ -116,7 +116,7 @@ public func take<T, E>(until: @escaping (T) -> SignalTakeAction) -> (Signal<T, E
 public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     Signal { subscriber in
         signal._start(_LastSink(downstream: subscriber))
-    }
+    }._derived("last", from: signal)
 }
 
 // MARK: - Sinks

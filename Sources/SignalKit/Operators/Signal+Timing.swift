@@ -33,7 +33,7 @@ public func delay<T, E>(_ timeout: Double, queue: Queue) -> (Signal<T, E>) -> Si
                 state.arm(after: timeout)
             }
             return state
-        }
+        }._derived("delay", from: signal, arguments: "\(timeout)")
     }
 }
 
@@ -93,7 +93,7 @@ public func suspendAwareDelay<T, E>(
                 }
             }
             return state
-        }
+        }._derived("suspendAwareDelay", from: signal, arguments: "\(timeout)")
     }
 }
 
@@ -152,7 +152,7 @@ public func timeout<T, E>(
             disposables.add(ActionDisposable { timer.invalidate() })
             disposables.add(current)
             return disposables
-        }
+        }._derived("timeout", from: signal, arguments: "\(timeout)")
     }
 }
 

@@ -63,7 +63,8 @@ import Testing
 
         #expect(
             log.events == [
-                "Signal SignalKit.Signal<Swift.String, SignalKit.NoError> ",
+                // A signal describes itself by its type (Debugging/SignalNaming.swift).
+                "Signal Signal<String, NoError> ",
                 "Next : INPUT :hello world",
                 "Completed",
                 "error 里才有? Error Domain=ddd Code=1 \"(null)\"",

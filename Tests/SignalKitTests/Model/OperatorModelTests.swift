@@ -248,6 +248,102 @@ let modelOperators: [ModelOperator] = [
         let other = scriptedSource(world, "combineLatestArrayInput") |> checked(world, "combineLatestArrayInput")
         return ("combineLatest([])", { combineLatest([$0, other]) |> map { $0.reduce(0, &+) } })
     },
+    // ReactiveCocoa operators (Signal+RAC*.swift, Debugging/).
+    { world in
+        let other = scriptedSource(world, "mergeInput") |> checked(world, "mergeInput")
+        return ("merge", merge(other))
+    },
+    { world in
+        let other = scriptedSource(world, "zipInput") |> checked(world, "zipInput")
+        return ("zipWith", { $0 |> zipWith(other) |> map { $0 &+ $1 } })
+    },
+    { world in
+        let other = scriptedSource(world, "concatInput") |> checked(world, "concatInput")
+        return ("concat", concat(other))
+    },
+    { world in
+        (
+            "flattenMap",
+            flattenMap { value in
+                scriptedSource(world, "flattenMapInner") |> checked(world, "flattenMapInner") |> map { $0 &+ value }
+            }
+        )
+    },
+    { world in
+        let limit = world.pick(1...2)
+        return (
+            "flattenMap(maxConcurrent: \(limit))",
+            flattenMap(maxConcurrent: limit) { value in
+                scriptedSource(world, "flattenLimitInner") |> checked(world, "flattenLimitInner") |> map { $0 &- value }
+            }
+        )
+    },
+    { world in
+        let trigger = scriptedSource(world, "takeUntilTrigger") |> checked(world, "takeUntilTrigger")
+        return ("takeUntil", takeUntil(trigger))
+    },
+    { world in
+        let replacement = scriptedSource(world, "replacement") |> checked(world, "replacement")
+        return ("takeUntilReplacement", takeUntilReplacement(replacement))
+    },
+    { world in
+        let sampler = scriptedSource(world, "sampler") |> checked(world, "sampler")
+        return ("sample", sample(sampler))
+    },
+    { _ in ("takeUntilBlock", takeUntil { $0 % 7 == 0 }) },
+    { _ in ("takeWhile", takeWhile { $0 % 7 != 0 }) },
+    { world in
+        let count = world.pick(0...3)
+        return ("skip(\(count))", skip(count))
+    },
+    { _ in ("skipWhile", skipWhile { $0 % 3 != 0 }) },
+    { _ in ("skipUntil", skipUntil { $0 % 3 == 0 }) },
+    { world in
+        let count = world.pick(0...3)
+        return ("takeLast(\(count))", takeLast(count))
+    },
+    { _ in ("firstOrDefault", firstOrDefault(-1)) },
+    { _ in ("lastOrDefault", lastOrDefault(-1)) },
+    { _ in ("startWith", startWith(0)) },
+    { _ in ("scan", scan(0, &+)) },
+    { _ in ("aggregate", aggregate(0, &+)) },
+    { _ in ("combinePrevious", combinePrevious(0, &-)) },
+    { _ in ("collect", { collect($0) |> map { $0.count } }) },
+    { _ in ("any", { $0 |> any(where: { $0 % 2 == 0 }) |> map { $0 ? 1 : 0 } |> castError(ModelError.self) }) },
+    { _ in ("all", { $0 |> all(where: { $0 % 5 != 0 }) |> map { $0 ? 1 : 0 } |> castError(ModelError.self) }) },
+    { _ in ("retry(2)", retry(2)) },
+    { world in
+        let replacement = scriptedSource(world, "catchToReplacement") |> checked(world, "catchToReplacement")
+        return ("catchTo", catchTo(replacement))
+    },
+    { _ in
+        (
+            "tryMap",
+            tryMap { (value: Int) throws(ModelError) -> Int in
+                if value % 11 == 0 { throw ModelError(code: value) }
+                return value
+            }
+        )
+    },
+    { _ in ("materializeEvents", { $0 |> materializeEvents |> dematerializeEvents }) },
+    { _ in
+        (
+            "doNext/doError/doCompleted/initially/finally",
+            { $0 |> doNext { _ in } |> doError { _ in } |> doCompleted {} |> initially {} |> finally {} }
+        )
+    },
+    { world in ("throttle", throttle(Double(world.pick(1...2)), queue: world.queue)) },
+    { world in ("throttle(valuesPassingTest:)", throttle(1, queue: world.queue, valuesPassingTest: { $0 % 2 == 0 })) },
+    { world in ("bufferWithTime", { $0 |> bufferWithTime(Double(world.pick(1...3)), queue: world.queue) |> map { $0.count } }) },
+    { world in ("failAfterTimeout", failAfterTimeout(Double(world.pick(1...5)), queue: world.queue, error: ModelError(code: -2))) },
+    { world in ("delayEvents", delayEvents(Double(world.pick(1...3)), queue: world.queue)) },
+    { _ in ("logAll", logAll(to: SignalLogSink { _ in })) },
+    { _ in ("named", named("model")) },
+    { world in
+        let other = scriptedSource(world, "switchCase") |> checked(world, "switchCase")
+        return ("switchCases", { switchCases($0 |> map { $0 % 3 }, cases: [0: other, 1: .single(1)], default: .complete()) })
+    },
+    { _ in ("groupBy", { $0 |> groupBy { $0 % 2 } |> flattenMap { group in group.signal |> map { $0 &+ group.key } } }) },
 ]
 
 // MARK: - The trial

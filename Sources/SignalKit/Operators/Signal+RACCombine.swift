@@ -1,0 +1,372 @@
+// RACCombine: ReactiveCocoa's `zip` (arities 2…26 in the generated
+// Signal+Zip+Arities.swift, the array form and `zipWith` here) and `sample`.
+// `combineLatest` is SwiftSignalKit's (Signal+Combine.swift); `merge` and
+// `concat` are in Signal+RACFlatten.swift.
+//
+// Like `combineLatest`, zip keeps one typed slot per input (a FIFO of that
+// input's unpaired values) under the state's mutex, and a `combine` closure
+// built by each form pops one value from every slot. Unlike
+// `combineLatest`, the downstream is fed through a `_SerialDelivery`, pushed
+// under the mutex: tuples arrive in the order they were formed, one at a
+// time, even when the inputs deliver on different threads.
+
+/// Pairs the n-th values of the signals in an array: emits an array of each
+/// input's n-th value once every input has sent its n-th value.
+///
+/// Marble: `["1-2-3-|", "-a---b-|"]` → `"-[1,a]---[2,b]-|"`; `[]` → `"|"`
+///
+/// - Parameters:
+///   - signals: the inputs, subscribed in array order. An empty array gives
+///     a signal that completes at once (as in ReactiveCocoa).
+/// - Returns: a signal of arrays: element `i` is a value of `signals[i]`.
+///
+/// - Threading: an array is delivered by the thread of the input value that
+///   completed it, one at a time and in the order they were formed (a value
+///   arriving while the downstream is busy is delivered by the thread that
+///   is delivering, right after).
+/// - Termination: completes as soon as an input has completed and has no
+///   unpaired value left (no further array can be formed). The first error
+///   of any input is forwarded.
+/// - Disposal: termination or disposal disposes the inputs in array order.
+public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
+    guard !signals.isEmpty else {
+        return Signal<[T], E>.complete()._combined("zip", inputs: [])
+    }
+    return Signal { subscriber in
+        let slots = signals.map { _ in _ZipSlot<T>() }
+        let state = _ZipState<[T], E>(downstream: subscriber, slots: slots) {
+            slots.map { $0.values.popFirst()! }
+        }
+        return _ZipDisposable(signals.indices.map { index in
+            state.subscribe(signals[index], into: slots[index])
+        })
+    }._combined("zip", inputs: signals)
+}
+
+/// Pairs the n-th values of this signal and `other` (RAC's `zipWith:`;
+/// `zip(signal, other)`).
+///
+/// Marble: `"1-2-3-|"` zipWith `"-a---b-|"` → `"-(1,a)---(2,b)-|"`
+///
+/// - Parameters:
+///   - other: the second input, subscribed after this one.
+/// - Returns: a function from a signal to the signal of pairs.
+///
+/// - Threading: as `zip(_:_:)`.
+/// - Termination: as `zip(_:_:)`.
+/// - Disposal: as `zip(_:_:)`.
+public func zipWith<T, U, E>(_ other: Signal<U, E>) -> (Signal<T, E>) -> Signal<(T, U), E> {
+    { signal in
+        zip(signal, other)._derived("zipWith", from: signal, arguments: other.description)
+    }
+}
+
+// MARK: - The zip engine
+
+/// The unpaired values of one input. `values` and `completed` are guarded by
+/// the mutex of the `_ZipState` the slot belongs to.
+class _ZipSlotBase: @unchecked Sendable {
+    /// The input completed.
+    var completed = false
+
+    var isEmpty: Bool { true }
+
+    /// Releases the values; called once the output has terminated.
+    func clear() {}
+}
+
+final class _ZipSlot<T>: _ZipSlotBase, @unchecked Sendable {
+    var values = _FIFO<T>()
+
+    override var isEmpty: Bool { values.isEmpty }
+
+    override func clear() {
+        values = _FIFO()
+    }
+}
+
+/// The per-subscription state of `zip`. A form creates the slots, the state
+/// (with a `combine` closure popping one value from every slot), then
+/// subscribes the inputs in argument order with `subscribe(_:into:)`.
+///
+/// `@unchecked Sendable`: the slots, `filled` and `terminated` are guarded by
+/// `mutex`; the rest is immutable.
+final class _ZipState<R, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<R, E>
+    let slots: [_ZipSlotBase]
+    /// Pops one value from every slot and builds the output; called under the
+    /// mutex, when every slot has a value.
+    let combine: () -> R
+    private let mutex = _Mutex()
+    /// How many slots hold at least one value.
+    private var filled = 0
+    private var terminated = false
+
+    init(downstream: Subscriber<R, E>, slots: [_ZipSlotBase], combine: @escaping () -> R) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+        self.slots = slots
+        self.combine = combine
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    /// Subscribes one input, storing its values into `slot`; returns its
+    /// handle.
+    func subscribe<T>(_ signal: Signal<T, E>, into slot: _ZipSlot<T>) -> _SubscriptionBase {
+        signal._start(_ZipSink(state: self, slot: slot))
+    }
+
+    func putNext<T>(_ value: T, into slot: _ZipSlot<T>) {
+        mutex.lock()
+        guard !terminated else {
+            mutex.unlock()
+            return
+        }
+        if slot.values.isEmpty { filled += 1 }
+        slot.values.append(value)
+        var mustDrain = false
+        if filled == slots.count {
+            mustDrain = delivery.push(.next(combine()))
+            filled = 0
+            var exhausted = false
+            for slot in slots where !slot.isEmpty {
+                filled += 1
+            }
+            for slot in slots where slot.completed && slot.isEmpty {
+                exhausted = true
+            }
+            if exhausted {
+                terminated = true
+                mustDrain = delivery.push(.completed) || mustDrain
+            }
+        }
+        let ended = terminated
+        mutex.unlock()
+        // Only the call that terminated gets here with `ended` (earlier
+        // calls returned above): it alone releases the values.
+        if ended { releaseValues() }
+        if mustDrain { delivery.drain() }
+    }
+
+    func inputCompleted(_ slot: _ZipSlotBase) {
+        mutex.lock()
+        var mustDrain = false
+        var ended = false
+        if !terminated {
+            slot.completed = true
+            if slot.isEmpty {
+                terminated = true
+                ended = true
+                mustDrain = delivery.push(.completed)
+            }
+        }
+        mutex.unlock()
+        if ended { releaseValues() }
+        if mustDrain { delivery.drain() }
+    }
+
+    func putError(_ error: E) {
+        mutex.lock()
+        let first = !terminated
+        terminated = true
+        let mustDrain = first && delivery.push(.error(error))
+        mutex.unlock()
+        if first { releaseValues() }
+        if mustDrain { delivery.drain() }
+    }
+
+    /// After termination (published under the mutex) nothing reads or
+    /// writes the slots any more: their values are released without the
+    /// lock, so that no value's `deinit` runs under it.
+    private func releaseValues() {
+        for slot in slots {
+            slot.clear()
+        }
+    }
+}
+
+final class _ZipSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _ZipState<R, E>
+    let slot: _ZipSlot<T>
+
+    init(state: _ZipState<R, E>, slot: _ZipSlot<T>) {
+        self.state = state
+        self.slot = slot
+    }
+
+    override func putNext(_ value: T) { state.putNext(value, into: slot) }
+    override func putError(_ error: E) { state.putError(error) }
+    override func putCompletion() { state.inputCompleted(slot) }
+}
+
+/// The inputs' handles, disposed in subscription order.
+///
+/// `Sendable`: immutable; disposing a subscription is thread-safe.
+final class _ZipDisposable: Disposable {
+    let handles: [_SubscriptionBase]
+
+    init(_ handles: [_SubscriptionBase]) {
+        self.handles = handles
+    }
+
+    func dispose() {
+        for handle in handles {
+            handle.dispose()
+        }
+    }
+}
+
+// MARK: - sample
+
+/// Each time `sampler` sends a value, sends this signal's latest value (if it
+/// has sent one) (RAC's `sample:`).
+///
+/// Marble: `"-a---b-c---|"` sampled by `"--x-x---x-|"` → `"--a-a---c-|"`
+///
+/// The latest value is sent again at every tick, also when it did not
+/// change; ticks before the first value send nothing.
+///
+/// - Parameters:
+///   - sampler: the signal whose values trigger the samples; subscribed
+///     after this signal.
+/// - Returns: a function from a signal to the sampled signal.
+///
+/// - Threading: a sample is delivered on the sampler's thread, one event at
+///   a time with the other input's terminal events (see `_SerialDelivery`).
+/// - Termination: completes when either signal completes; the first error of
+///   either is forwarded.
+/// - Disposal: termination or disposal disposes this signal's subscription,
+///   then the sampler's. The latest value is released then.
+public func sample<T, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let state = _SampleState<T, E>(downstream: subscriber)
+            let source = signal._start(_SampleSourceSink(state: state))
+            let ticks = sampler._start(_SampleTickSink<U, T, E>(state: state))
+            return ActionDisposable {
+                source.dispose()
+                ticks.dispose()
+                state.releaseLatest()
+            }
+        }._derived("sample", from: signal, arguments: sampler.description)
+    }
+}
+
+/// `@unchecked Sendable`: `latest` is guarded by `mutex`.
+final class _SampleState<T, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    private let mutex = _Mutex()
+    private var latest: T?
+
+    init(downstream: Subscriber<T, E>) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func store(_ value: T) {
+        var previous: T? = value
+        mutex.withLock { swap(&latest, &previous) }
+        // The replaced value is released here, outside the lock.
+        withExtendedLifetime(previous) {}
+    }
+
+    func tick() {
+        mutex.lock()
+        // Pushed under the lock: samples keep the order of the ticks.
+        let mustDrain = latest.map { delivery.push(.next($0)) } ?? false
+        mutex.unlock()
+        if mustDrain { delivery.drain() }
+    }
+
+    func releaseLatest() {
+        var released: T?
+        mutex.withLock { swap(&latest, &released) }
+        withExtendedLifetime(released) {}
+    }
+}
+
+final class _SampleSourceSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _SampleState<T, E>
+
+    init(state: _SampleState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.store(value) }
+    override func putError(_ error: E) { state.delivery.putError(error) }
+    override func putCompletion() { state.delivery.putCompletion() }
+}
+
+final class _SampleTickSink<U, T, E>: _Sink<U, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _SampleState<T, E>
+
+    init(state: _SampleState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: U) { state.tick() }
+    override func putError(_ error: E) { state.delivery.putError(error) }
+    override func putCompletion() { state.delivery.putCompletion() }
+}
+
+// MARK: - switchCases, ifThenElse
+
+/// Forwards the signal of `cases` matching the latest key, switching when the
+/// key changes (RAC's `+switch:cases:default:`, named apart because `switch`
+/// is a Swift keyword).
+///
+/// Marble: key `"a---b--|"`, cases `a = "1-1…"`, `b = "2-|"` → `"1-1-2-|"`
+///
+/// ReactiveCocoa fails with `RACSignalErrorNoMatchingCase` when no case
+/// matches and there is no default; here the default is required: pass
+/// `.fail(yourError)` for that behaviour.
+///
+/// - Parameters:
+///   - key: the signal of keys.
+///   - cases: the signal to forward for each key.
+///   - defaultSignal: forwarded for a key without a case.
+/// - Returns: `key |> mapToSignal { cases[$0] ?? defaultSignal }`.
+///
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`: completes when the key signal and the
+///   current case have completed; any error fails.
+/// - Disposal: as `switchToLatest`.
+public func switchCases<K: Hashable, T, E>(
+    _ key: Signal<K, E>,
+    cases: [K: Signal<T, E>],
+    default defaultSignal: Signal<T, E>
+) -> Signal<T, E> {
+    (key |> mapToSignal { cases[$0] ?? defaultSignal })._combined("switch", inputs: [key])
+}
+
+/// Forwards `trueSignal` while the latest condition is `true` and
+/// `falseSignal` while it is `false` (RAC's `+if:then:else:`, named apart
+/// because `if` is a Swift keyword).
+///
+/// Marble: condition `"t---f--|"` → `trueSignal`'s events, then
+/// `falseSignal`'s from the second value on
+///
+/// - Parameters:
+///   - condition: the signal of Bools.
+///   - trueSignal: forwarded while the latest condition is `true`.
+///   - falseSignal: forwarded while it is `false`.
+/// - Returns: `condition |> mapToSignal { $0 ? trueSignal : falseSignal }`.
+///
+/// - Threading: as `switchToLatest`.
+/// - Termination: as `switchToLatest`.
+/// - Disposal: as `switchToLatest`.
+public func ifThenElse<T, E>(
+    _ condition: Signal<Bool, E>,
+    then trueSignal: Signal<T, E>,
+    else falseSignal: Signal<T, E>
+) -> Signal<T, E> {
+    (condition |> mapToSignal { $0 ? trueSignal : falseSignal })._combined("if", inputs: [condition])
+}
