@@ -127,22 +127,37 @@ public final class VirtualTimeScheduler: Sendable {
     }
 }
 
-/// One scheduled closure; cancellable.
-private final class _Work: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `work` is taken once under `cancelled`'s guard;
-    // the closure itself runs on the thread driving the virtual clock.
-    private let cancelled = Synchronization.Atomic<Bool>(false)
-    private let work: () -> Void
+/// One scheduled closure; cancellable. Runs at most once, and releases the
+/// closure when it runs or is cancelled (a cancelled item may stay in the
+/// timeline until its time comes; it must not keep what its closure
+/// captured alive meanwhile).
+private final class _Work: Disposable, Sendable {
+    private let work: Synchronization.Mutex<(() -> Void)?>
 
     init(_ work: @escaping () -> Void) {
-        self.work = work
+        self.work = Synchronization.Mutex(_UncheckedWork(work).value)
     }
 
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    var isCancelled: Bool { work.withLock { $0 == nil } }
 
-    func run() { work() }
+    func run() {
+        // Taken under the lock, run outside it.
+        let body = work.withLock { $0.take() }
+        body?()
+    }
 
-    func dispose() { cancelled.store(true, ordering: .releasing) }
+    func dispose() {
+        let body = work.withLock { $0.take() }
+        // Released here, outside the lock.
+        _ = body
+    }
+}
+
+/// A closure handed to the `Mutex` of a `_Work`: it runs on the thread
+/// driving the virtual clock, never concurrently with itself.
+private struct _UncheckedWork: @unchecked Sendable {
+    let value: (() -> Void)?
+    init(_ value: @escaping () -> Void) { self.value = value }
 }
 
 /// A serial queue on a `VirtualTimeScheduler`.

@@ -246,10 +246,10 @@ public func sample<T, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>) -> Signal
             let state = _SampleState<T, E>(downstream: subscriber)
             let source = signal._start(_SampleSourceSink(state: state))
             let ticks = sampler._start(_SampleTickSink<U, T, E>(state: state))
-            return ActionDisposable {
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 source.dispose()
                 ticks.dispose()
-                state.releaseLatest()
+                state?.releaseLatest()
             }
         }._derived("sample", from: signal, arguments: sampler.description)
     }

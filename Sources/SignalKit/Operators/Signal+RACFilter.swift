@@ -95,9 +95,9 @@ public func takeUntilReplacement<T, E>(_ replacement: Signal<T, E>) -> (Signal<T
             let state = _ReplacementState<T, E>(downstream: subscriber)
             let replacementHandle = replacement._start(_ReplacementSink(state: state, isReplacement: true))
             state.setSource(signal._start(_ReplacementSink(state: state, isReplacement: false)))
-            return ActionDisposable {
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 replacementHandle.dispose()
-                state.disposeSource()
+                state?.disposeSource()
             }
         }._derived("takeUntilReplacement", from: signal, arguments: replacement.description)
     }

@@ -44,7 +44,7 @@ public func merge<T, E>(_ signals: [Signal<T, E>]) -> Signal<T, E> {
             state.putInner(signal)
         }
         state.outerCompleted()
-        return state
+        return _WeakDisposable(state)
     }._combined("merge", inputs: signals)
 }
 
@@ -196,7 +196,7 @@ func _flatten<S, T, E>(_ outer: Signal<S, E>, limit: Int, transform: @escaping (
     Signal { subscriber in
         let state = _FlattenState<T, E>(downstream: subscriber, limit: limit)
         state.setOuter(outer._start(_FlattenOuterSink(state: state, transform: transform)))
-        return state
+        return _WeakDisposable(state)
     }
 }
 
@@ -319,8 +319,9 @@ final class _DropValuesSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
 /// loop. Hence constant stack for synchronous inners, and no lock held while
 /// subscribing.
 ///
-/// The state is the generator's disposable. It holds no reference to the
-/// downstream subscriber except through `delivery`, which the sinks share.
+/// The generator returns it wrapped in a `_WeakDisposable`: it references the
+/// downstream subscriber through `delivery` (which the sinks share), and it
+/// lives as long as the sinks of the outer and of the live inners do.
 ///
 /// `@unchecked Sendable`: every `var` is guarded by `mutex`.
 final class _FlattenState<T, E>: Disposable, @unchecked Sendable {

@@ -93,7 +93,7 @@ final class _GroupBySink<T, K: Hashable, V, E>: _Sink<T, E>, @unchecked Sendable
             return (subject, true)
         }
         if isNew {
-            downstream.putNext(GroupedSignal(key: groupKey, signal: subject.signal()))
+            downstream.putNext(GroupedSignal(key: groupKey, signal: Self.groupSignal(subject)))
         }
         subject.putNext(transform(value))
     }
@@ -110,6 +110,20 @@ final class _GroupBySink<T, K: Hashable, V, E>: _Sink<T, E>, @unchecked Sendable
             subject.putCompletion()
         }
         downstream.putCompletion()
+    }
+
+    /// A group's signal holds its subject's state weakly. The groupBy
+    /// subscription owns the groups; a closure that captures the group (as
+    /// in `group.signal |> map { "\(group.key): \($0)" }`) would otherwise
+    /// keep the group's subscriptions alive through a reference cycle
+    /// (subject state → its subscribers → their callbacks → the group → its
+    /// signal → the subject state) after the upstream let go of the groupBy
+    /// subscription. Subscribing once the subject is gone ends silently, as
+    /// subscribing to a terminated subject does.
+    private static func groupSignal(_ subject: Subject<V, E>) -> Signal<V, E> {
+        Signal { [weak core = subject.core] subscriber in
+            core?.subscribe(subscriber) ?? EmptyDisposable
+        }
     }
 
     /// The groups in creation order; the table is emptied (released outside

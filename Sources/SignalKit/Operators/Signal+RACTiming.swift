@@ -177,9 +177,9 @@ private func _throttle<T, E>(
     Signal { subscriber in
         let state = _ThrottleState<T, E>(downstream: subscriber, interval: interval, queue: queue)
         let upstream = signal._start(_ThrottleSink(state: state, predicate: predicate))
-        return ActionDisposable {
+        return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
             upstream.dispose()
-            state.stop()
+            state?.stop()
         }
     }
 }
@@ -236,8 +236,10 @@ final class _ThrottleState<T, E>: @unchecked Sendable {
     }
 
     private func arm(_ number: Int) {
-        let handle = queue.cancellableAfter(interval) { [weak self] in
-            self?.fire(number)
+        // Strong: a pending timer keeps the state (and the downstream) alive
+        // until it fires or is cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            fire(number)
         }
         let keep = mutex.withLock { () -> Bool in
             guard !stopped, generation == number else { return false }
@@ -336,9 +338,9 @@ public func bufferWithTime<T, E>(_ interval: Double, queue: Queue) -> (Signal<T,
         Signal { subscriber in
             let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)
             let upstream = signal._start(_BufferSink(state: state))
-            return ActionDisposable {
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
-                state.stop()
+                state?.stop()
             }
         }._derived("bufferWithTime", from: signal, arguments: "\(interval)")
     }
@@ -380,8 +382,10 @@ final class _BufferState<T, E>: @unchecked Sendable {
             return batches
         }
         guard let number = arming else { return }
-        let handle = queue.cancellableAfter(interval) { [weak self] in
-            self?.fire(number)
+        // Strong: a pending timer keeps the state (and the downstream) alive
+        // until it fires or is cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            fire(number)
         }
         let keep = mutex.withLock { () -> Bool in
             guard !stopped, armedNumber == number else { return false }
@@ -520,9 +524,9 @@ public func delayEvents<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>
         Signal { subscriber in
             let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
             let upstream = signal._start(_DelayEventsSink(state: state))
-            return ActionDisposable {
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
-                state.cancelAll()
+                state?.cancelAll()
             }
         }._derived("delayEvents", from: signal, arguments: "\(interval)")
     }
@@ -563,8 +567,9 @@ final class _DelayEventsState<T, E>: @unchecked Sendable {
             return nextNumber
         }
         guard let number else { return }
-        let handle = queue.cancellableAfter(interval) { [weak self] in
-            guard let self else { return }
+        // Strong: a pending event keeps the state (and the downstream) alive
+        // until it is sent or cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
             let due = self.mutex.withLock { self.scheduled.removeValue(forKey: number) != nil }
             if due { self.delivery.send(event) }
         }

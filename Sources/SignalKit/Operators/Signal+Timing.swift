@@ -138,15 +138,18 @@ public func timeout<T, E>(
     { signal in
         Signal { subscriber in
             let current = MetaDisposable()
+            let target = _TimeoutTarget(subscriber)
             let timer = Timer(
                 timeout: timeout,
                 repeat: false,
                 completion: {
+                    guard let subscriber = target.takeForFiring() else { return }
                     current.set(alternate._start(_ForwardSink(downstream: subscriber)))
                 },
                 queue: queue
             )
-            current.set(signal._start(_TimeoutSink(downstream: subscriber, timer: timer)))
+            current.set(signal._start(_TimeoutSink(downstream: subscriber, timer: timer, target: target)))
+            target.markArmed()
             timer.start()
             let disposables = DisposableSet()
             disposables.add(ActionDisposable { timer.invalidate() })
@@ -251,24 +254,78 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
 final class _TimeoutSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
     let timer: Timer
+    let target: _TimeoutTarget<T, E>
 
-    init(downstream: Subscriber<T, E>, timer: Timer) {
+    init(downstream: Subscriber<T, E>, timer: Timer, target: _TimeoutTarget<T, E>) {
         self.downstream = downstream
         self.timer = timer
+        self.target = target
+    }
+
+    @inline(__always)
+    private func stopTimer() {
+        timer.invalidate()
+        target.sourceSentEvent()
     }
 
     override func putNext(_ value: T) {
-        timer.invalidate()
+        stopTimer()
         downstream.putNext(value)
     }
 
     override func putError(_ error: E) {
-        timer.invalidate()
+        stopTimer()
         downstream.putError(error)
     }
 
     override func putCompletion() {
-        timer.invalidate()
+        stopTimer()
         downstream.putCompletion()
+    }
+}
+
+/// The downstream subscriber as the `timeout` timer's completion sees it.
+///
+/// The timer is held by the generator's disposable, so a completion that
+/// captured the subscriber itself would keep the downstream subscription
+/// alive through a reference cycle (subscription → its disposable → timer →
+/// completion → subscriber) after the timer fired or was invalidated, even
+/// once the source let go of its subscriber. Instead the subscriber is taken
+/// out when the timer fires, and dropped when the source sends an event
+/// after the timer was armed (the timer is then invalidated for good). An
+/// event the source sends while being subscribed, before the timer is armed,
+/// keeps it: the timer still fires then (SwiftSignalKit's behaviour).
+///
+/// `@unchecked Sendable`: `subscriber` and `armed` are guarded by `mutex`.
+final class _TimeoutTarget<T, E>: @unchecked Sendable {
+    private let mutex = _Mutex()
+    private var subscriber: Subscriber<T, E>?
+    private var armed = false
+
+    init(_ subscriber: Subscriber<T, E>) {
+        self.subscriber = subscriber
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    /// Called right before the timer is started.
+    func markArmed() {
+        mutex.withLock { armed = true }
+    }
+
+    /// The subscriber, for the firing timer (nil if an event dropped it).
+    func takeForFiring() -> Subscriber<T, E>? {
+        mutex.withLock { subscriber.take() }
+    }
+
+    func sourceSentEvent() {
+        var dropped: Subscriber<T, E>?
+        mutex.withLock {
+            if armed { swap(&dropped, &subscriber) }
+        }
+        // Released here, outside the lock.
+        dropped = nil
     }
 }

@@ -9,7 +9,10 @@ import Testing
 // value* (error | completion)? and that nothing arrives after termination;
 // at the end of a trial every subscription made anywhere in the chain (to a
 // scripted source or to a stage) has been disposed exactly once, and the
-// final callbacks have been released.
+// final callbacks have been released. A quarter of the trials end instead by
+// abandoning the subscription (handle dropped undisposed, every source drops
+// its subscriber): the final callbacks must be released then too, which no
+// operator's internal reference cycle may prevent.
 //
 // Reproducible: the whole trial derives from one seed, printed in every
 // failure message. To replay one, set SIGNALKIT_MODEL_SEED=<seed>.
@@ -33,6 +36,7 @@ import Testing
         #expect(total.completions > trials / 20)
         #expect(total.unterminated > trials / 20)
         #expect(total.subscriptions > trials * 3)
+        #expect(total.abandoned > trials / 10)
     }
 }
 
@@ -356,6 +360,8 @@ struct TrialOutcome {
     /// Ended by disposal, without a terminal event.
     var unterminated = 0
     var subscriptions = 0
+    /// Ended with the handle dropped undisposed and the sources gone.
+    var abandoned = 0
 
     mutating func add(_ other: TrialOutcome) {
         values += other.values
@@ -363,6 +369,7 @@ struct TrialOutcome {
         completions += other.completions
         unterminated += other.unterminated
         subscriptions += other.subscriptions
+        abandoned += other.abandoned
     }
 }
 
@@ -430,7 +437,26 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
         }
     }
 
-    // Ending: terminate the rest (sometimes) or dispose, then drain time.
+    // Ending, one of three: abandon the subscription (drop the handle
+    // undisposed and let every source drop its subscriber: the callbacks
+    // must still be released, as when a SwiftSignalKit source lets go),
+    // terminate the rest, or dispose.
+    if world.chance(25) {
+        handle = nil
+        var dropped = 0
+        // Draining time may subscribe again (restart, retry, delays): drop
+        // those subscribers too, until nothing new appears.
+        repeat {
+            dropped = world.runs.count
+            for run in world.runs { run.subscriber = nil }
+            world.scheduler.run()
+        } while world.runs.count != dropped
+        if weakProbe != nil {
+            world.fail("\(description): the final callbacks were not released when the handle was dropped undisposed and every source dropped its subscriber")
+        }
+        outcome.abandoned += 1
+        return outcome
+    }
     if world.chance(50) {
         while let run = world.runs.first(where: \.isLive) {
             run.terminated = true

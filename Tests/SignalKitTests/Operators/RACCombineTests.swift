@@ -114,7 +114,7 @@ import Testing
         let a = TestSource<Int, String>("a", log: log)
         let b = TestSource<Int, String>("b", log: log)
         a.putNext(0)  // no subscriber yet
-        _ = zip(a.signal, b.signal).start(next: { pair in
+        let handle = zip(a.signal, b.signal).start(next: { pair in
             log.append("begin \(pair)")
             if pair.0 == 1 {
                 a.putNext(2)
@@ -127,6 +127,9 @@ import Testing
         #expect(log.events == [
             "a.subscribe#1", "b.subscribe#1", "begin (1, 10)", "end (1, 10)", "begin (2, 20)", "end (2, 20)",
         ])
+        // The callback captures the sources, which hold the subscription:
+        // only disposal (or termination) breaks that cycle.
+        handle.dispose()
     }
 
     @Test func bufferedValuesAreReleasedAtTermination() {

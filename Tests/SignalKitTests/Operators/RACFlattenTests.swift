@@ -107,13 +107,16 @@ import Testing
         let log = EventLog()
         let b = TestSource<String, String>("b", log: log)
         let a = TestSource<String, String>("a", log: log)
-        _ = (merge([a.signal, b.signal])).start(next: { value in
+        let handle = (merge([a.signal, b.signal])).start(next: { value in
             log.append("begin \(value)")
             if value == "a1" { b.putNext("b1") }
             log.append("end \(value)")
         })
         a.putNext("a1")
         #expect(log.events == ["a.subscribe#1", "b.subscribe#1", "begin a1", "end a1", "begin b1", "end b1"])
+        // The callback captures a source that holds the subscription: only
+        // disposal (or termination) breaks that cycle.
+        handle.dispose()
     }
 }
 
