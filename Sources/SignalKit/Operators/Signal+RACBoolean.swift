@@ -25,7 +25,7 @@ import Synchronization
 ///   first value disposes the upstream.
 public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
     Signal { subscriber in
-        signal._start(_AnySink(downstream: subscriber, predicate: { _ in true }))
+        signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: { _ in true }))
     }._derived("any", from: signal)
 }
 
@@ -46,7 +46,7 @@ public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
 public func any<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(_AnySink(downstream: subscriber, predicate: predicate))
+            signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
         }._derived("any", from: signal)
     }
 }
@@ -69,19 +69,24 @@ public func any<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) 
 public func all<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(_AllSink(downstream: subscriber, predicate: predicate))
+            signal._start(_QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
         }._derived("all", from: signal)
     }
 }
 
-final class _AnySink<T, E>: _Sink<T, E>, @unchecked Sendable {
+/// The sink of `any` and `all`: answers `decisive` at the first value whose
+/// predicate result is `decisive` (`true` for `any`, `false` for `all`),
+/// `!decisive` at completion and `false` at an error.
+final class _QuantifierSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
     let downstream: Subscriber<Bool, NoError>
     let predicate: (T) -> Bool
+    let decisive: Bool
     let done = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<Bool, NoError>, predicate: @escaping (T) -> Bool) {
+    init(downstream: Subscriber<Bool, NoError>, decisive: Bool, predicate: @escaping (T) -> Bool) {
         self.downstream = downstream
+        self.decisive = decisive
         self.predicate = predicate
     }
 
@@ -92,38 +97,12 @@ final class _AnySink<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 
     override func putNext(_ value: T) {
-        guard !done.load(ordering: .acquiring), predicate(value) else { return }
-        finish(true)
+        guard !done.load(ordering: .acquiring), predicate(value) == decisive else { return }
+        finish(decisive)
     }
 
     override func putError(_ error: E) { finish(false) }
-    override func putCompletion() { finish(false) }
-}
-
-final class _AllSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
-    let downstream: Subscriber<Bool, NoError>
-    let predicate: (T) -> Bool
-    let done = Synchronization.Atomic<Bool>(false)
-
-    init(downstream: Subscriber<Bool, NoError>, predicate: @escaping (T) -> Bool) {
-        self.downstream = downstream
-        self.predicate = predicate
-    }
-
-    private func finish(_ result: Bool) {
-        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        downstream.putNext(result)
-        downstream.putCompletion()
-    }
-
-    override func putNext(_ value: T) {
-        guard !done.load(ordering: .acquiring), !predicate(value) else { return }
-        finish(false)
-    }
-
-    override func putError(_ error: E) { finish(false) }
-    override func putCompletion() { finish(true) }
+    override func putCompletion() { finish(!decisive) }
 }
 
 // MARK: - not, and, or
