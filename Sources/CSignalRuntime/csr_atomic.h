@@ -23,6 +23,23 @@
 #error "libatomic_ops lacks an operation CSignalRuntime needs"
 #endif
 
+/// A sequentially consistent load: the first load after a full read-modify-
+/// write that announces something (a reader entering, a reader leaving, a
+/// terminal transition), where the algorithm needs store-to-load order: "I
+/// announced, then I look; you announced, then you look; one of us sees the
+/// other" (Dekker). C11 only gives that when the load is `seq_cst` too: an
+/// acquire load after a full RMW may be satisfied before the RMW's store is
+/// visible to other cores. On AArch64 with RCpc (e.g. `-mcpu=neoverse-n1`)
+/// the acquire load compiles to `ldapr`, which is allowed to do exactly that;
+/// the seq_cst load compiles to `ldar`, which is not. On x86-64 both are a
+/// plain `mov` (the RMW's `lock` prefix already drains the store buffer).
+///
+/// libatomic_ops has no such load: its `AO_load_full` is a full fence plus a
+/// load (an `mfence` on x86-64, paid on every delivery), so this one uses the
+/// compiler builtin that libatomic_ops itself uses on this path (see the
+/// guard above), which ThreadSanitizer understands.
+static inline AO_t csr_load_seq_cst(const volatile AO_t *addr) { return __atomic_load_n(addr, __ATOMIC_SEQ_CST); }
+
 /// Spins this many times (with a CPU pause) before yielding the CPU.
 #define CSR_SPIN_LIMIT 64
 

@@ -79,6 +79,12 @@ static void csr_array_free(csr_bag_array *array) {
     csr_counter_add(&csr_debug_arrays, -1);
 }
 
+/// Frees an array that was on a retire list.
+static void csr_retired_array_free(csr_bag_array *array) {
+    csr_array_free(array);
+    csr_counter_add(&csr_debug_retired_array_counter, -1);
+}
+
 static bool csr_list_push(csr_retire_list *list, void *ptr, bool is_array) {
     if (list->count == list->capacity) {
         size_t capacity = list->capacity ? list->capacity * 2 : 8;
@@ -93,6 +99,10 @@ static bool csr_list_push(csr_retire_list *list, void *ptr, bool is_array) {
     return true;
 }
 
+/// Publishes how much is retired or ready. Under the lock. Readers look at
+/// it when they leave (`csr_bag_read_end`), so everything that grows a
+/// retire list must call this before it lets go of the lock, then re-check
+/// the readers (`csr_bag_advance` does both).
 static void csr_bag_update_backlog(csr_bag *bag) {
     AO_store_release(&bag->backlog, bag->retired[0].count + bag->retired[1].count + bag->ready.count);
 }
@@ -176,7 +186,11 @@ static void csr_index_delete_slot(csr_bag *bag, size_t hole) {
 /// Whether no reader is inside. Call after a full barrier that follows the
 /// writes readers must see (the Dekker pairing described at csr_bag_remove).
 static bool csr_bag_quiescent(const csr_bag *bag) {
-    return AO_load_acquire(&bag->active[0]) == 0 && AO_load_acquire(&bag->active[1]) == 0;
+    return csr_load_seq_cst(&bag->active[0]) == 0 && csr_load_seq_cst(&bag->active[1]) == 0;
+}
+
+static bool csr_bag_has_retired(const csr_bag *bag) {
+    return bag->retired[0].count != 0 || bag->retired[1].count != 0;
 }
 
 static void csr_bag_retire(csr_bag *bag, void *ptr, bool is_array) {
@@ -194,31 +208,54 @@ static void csr_bag_retire(csr_bag *bag, void *ptr, bool is_array) {
         // losing track of the pointer. Rare enough to spin on.
         sched_yield();
     }
-    if (!is_array) csr_counter_add(&csr_debug_retired, 1);
+    csr_counter_add(is_array ? &csr_debug_retired_array_counter : &csr_debug_retired, 1);
 }
 
 /// Advances the epoch at most twice, as far as readers allow, moving what
 /// became safe to `ready` (items) or freeing it (arrays). Under the lock.
-static void csr_bag_advance(csr_bag *bag) {
+static void csr_bag_advance_once(csr_bag *bag) {
     for (int round = 0; round < 2; round++) {
         if (bag->retired[0].count == 0 && bag->retired[1].count == 0) break;
         AO_t e = AO_load(&bag->epoch);
         // Readers registered in the parity of e - 1 may still see what was
-        // retired in e - 1: wait for them.
-        if (AO_load_acquire(&bag->active[(e - 1) & 1]) != 0) break;
+        // retired in e - 1: wait for them. Sequentially consistent: a reader
+        // announces itself (full RMW), then re-reads the epoch; we read its
+        // counter, then advance the epoch (full RMW).
+        if (csr_load_seq_cst(&bag->active[(e - 1) & 1]) != 0) break;
         (void)AO_fetch_and_add1_full(&bag->epoch);
         // Everything retired in epoch e - 1 (same parity as e + 1) is safe.
         csr_retire_list *list = &bag->retired[(e + 1) & 1];
         for (size_t i = 0; i < list->count; i++) {
             if (list->items[i].is_array) {
-                csr_array_free(list->items[i].ptr);
+                csr_retired_array_free(list->items[i].ptr);
             } else {
                 while (!csr_list_push(&bag->ready, list->items[i].ptr, false)) sched_yield();
             }
         }
         list->count = 0;
     }
-    csr_bag_update_backlog(bag);
+}
+
+/// Advances as far as readers allow and publishes the backlog, without
+/// losing a wake-up. Under the lock.
+///
+/// The hand-off with `csr_bag_read_end` is a Dekker pairing: a leaving reader
+/// decrements its counter (full RMW), then loads the backlog; here we store
+/// the backlog, issue a full barrier, then load the counters. So either the
+/// reader sees the backlog (and, as the last of its parity, reclaims), or we
+/// see that it left, and advance again ourselves. Without the re-check, a
+/// reader that leaves between our advance (which it blocked) and our
+/// publication of the backlog sees nothing to do, and what we retired waits
+/// for some later reader, or for the bag's death.
+static void csr_bag_advance(csr_bag *bag) {
+    for (;;) {
+        csr_bag_advance_once(bag);
+        csr_debug_point(CSR_DEBUG_POINT_BAG_ADVANCED, bag);
+        csr_bag_update_backlog(bag);
+        if (!csr_bag_has_retired(bag)) return;
+        AO_nop_full();
+        if (!csr_bag_quiescent(bag)) return;  // they will see the backlog
+    }
 }
 
 /// Copies the live entries of the current array into a fresh array of
@@ -275,7 +312,7 @@ void csr_bag_destroy(csr_bag *bag) {
     for (int p = 0; p < 2; p++) {
         for (size_t i = 0; i < bag->retired[p].count; i++) {
             if (bag->retired[p].items[i].is_array) {
-                csr_array_free(bag->retired[p].items[i].ptr);
+                csr_retired_array_free(bag->retired[p].items[i].ptr);
             } else {
                 // An item the owner did not drain: it leaks (C cannot release
                 // a Swift object). The retired-items counter shows it.
@@ -317,7 +354,10 @@ uint64_t csr_bag_insert(csr_bag *bag, void *item) {
     AO_store_release(&array->count, position + 1);
     csr_index_put(bag, key, (uint32_t)position);
     AO_store_release(&bag->live, AO_load(&bag->live) + 1);
-    if (AO_load(&bag->backlog) != 0) csr_bag_advance(bag);
+    // A rebuild above may have retired the old array (a reader is walking
+    // it): publish it, so that the last reader to leave frees it. Items that
+    // this makes ready are handed back by that reader's reclaim.
+    if (csr_bag_has_retired(bag)) csr_bag_advance(bag);
     csr_spin_unlock(&bag->lock);
     return key;
 }
@@ -334,7 +374,8 @@ static void *csr_bag_clear_at(csr_bag *bag, size_t slot) {
     return item;
 }
 
-void *csr_bag_remove(csr_bag *bag, uint64_t key, bool *found) {
+void *csr_bag_remove(csr_bag *bag, uint64_t key, bool *found, bool *reclaim) {
+    *reclaim = false;
     csr_spin_lock(&bag->lock);
     size_t slot = csr_index_find(bag, key);
     if (slot == SIZE_MAX) {
@@ -351,12 +392,18 @@ void *csr_bag_remove(csr_bag *bag, uint64_t key, bool *found) {
     AO_nop_full();
     if (csr_bag_quiescent(bag)) {
         // No reader inside, and any later reader sees the cleared entry.
-        if (AO_load(&bag->backlog) != 0) csr_bag_advance(bag);
+        // Advance what earlier removes (or the rebuild above) retired.
+        if (csr_bag_has_retired(bag)) csr_bag_advance(bag);
+        *reclaim = bag->ready.count != 0;
         csr_spin_unlock(&bag->lock);
         return item;
     }
     csr_bag_retire(bag, item, false);
+    csr_debug_point(CSR_DEBUG_POINT_BAG_RETIRED, bag);
     csr_bag_advance(bag);
+    // The readers may all have left meanwhile (see csr_bag_advance): then
+    // the item is ready now, and handing it back is our job.
+    *reclaim = bag->ready.count != 0;
     csr_spin_unlock(&bag->lock);
     return NULL;
 }
@@ -401,7 +448,10 @@ csr_bag_read csr_bag_read_begin(csr_bag *bag) {
         (void)AO_fetch_and_add1_full(&bag->active[e & 1]);
         // Re-check after announcing: a reader counted under a stale parity
         // would not hold back the advance that frees what it reads.
-        if (AO_load_acquire(&bag->epoch) == e) break;
+        // Sequentially consistent (store-load order after our RMW, paired
+        // with the writers' full barriers before they read `active`); the
+        // acquire loads below are ordered after this one.
+        if (csr_load_seq_cst(&bag->epoch) == e) break;
         (void)AO_fetch_and_sub1_full(&bag->active[e & 1]);
     }
     csr_bag_read read;
@@ -427,7 +477,9 @@ size_t csr_bag_read_next(const csr_bag_read *read, size_t *position, void **out,
 
 bool csr_bag_read_end(csr_bag *bag, const csr_bag_read *read) {
     AO_t before = AO_fetch_and_sub1_full(&bag->active[read->ticket & 1]);
-    return before == 1 && AO_load_acquire(&bag->backlog) != 0;
+    // Sequentially consistent: the Dekker pairing with a writer's "publish
+    // the backlog, full barrier, look at the readers" (csr_bag_advance).
+    return before == 1 && csr_load_seq_cst(&bag->backlog) != 0;
 }
 
 size_t csr_bag_reclaim(csr_bag *bag, void **out, size_t capacity) {

@@ -23,7 +23,7 @@ void csr_flag_init(csr_flag *flag) {
     flag->lock = 0;
 }
 
-uintptr_t csr_flag_load(const csr_flag *flag) { return (uintptr_t)AO_load_acquire(&flag->state); }
+uintptr_t csr_flag_load(const csr_flag *flag) { return (uintptr_t)csr_load_seq_cst(&flag->state); }
 
 bool csr_flag_is_terminated(const csr_flag *flag) {
     return (AO_load_acquire(&flag->state) & CSR_FLAG_TERMINATED) != 0;
@@ -46,11 +46,14 @@ void csr_flag_lock(csr_flag *flag) { csr_spin_lock(&flag->lock); }
 void csr_flag_unlock(csr_flag *flag) { csr_spin_unlock(&flag->lock); }
 
 /// The claim itself: no reader inside and RELEASED not yet set. The loads of
-/// `readers` and `busy` follow a full barrier in every caller (a terminate, a
-/// slow exit) or a release store (a fast exit, see the header's note on the
-/// missed-claim race, which can only delay a release, never advance it).
+/// `readers` and `busy` follow a full read-modify-write in every caller but
+/// the fast exit (a terminate, a slow exit) and are sequentially consistent,
+/// so that they cannot be satisfied before that RMW's store is visible (see
+/// `csr_load_seq_cst`). After a fast exit (a release store) they may be: see
+/// the header's note on the missed-claim race, which can only delay a
+/// release, never advance it.
 static bool csr_flag_try_claim(csr_flag *flag) {
-    if (AO_load_acquire(&flag->readers) != 0 || AO_load_acquire(&flag->busy) != 0) return false;
+    if (csr_load_seq_cst(&flag->readers) != 0 || csr_load_seq_cst(&flag->busy) != 0) return false;
     return (csr_fetch_or_full(&flag->state, CSR_FLAG_RELEASED) & CSR_FLAG_RELEASED) == 0;
 }
 
@@ -66,8 +69,10 @@ int csr_flag_enter(csr_flag *flag) {
     }
     // Dekker with csr_flag_terminate: our announcement (a full RMW) precedes
     // this load, and the terminator's full RMW precedes its loads of busy and
-    // readers, so at least one of us sees the other.
-    if ((AO_load_acquire(&flag->state) & CSR_FLAG_TERMINATED) == 0) return ticket;
+    // readers, so at least one of us sees the other. Both loads must be
+    // sequentially consistent for that (an acquire load may be satisfied
+    // before the RMW's store is visible: `ldapr` on AArch64).
+    if ((csr_load_seq_cst(&flag->state) & CSR_FLAG_TERMINATED) == 0) return ticket;
     // Terminated meanwhile: back out. The terminator may have seen us inside
     // and left the release to us.
     return csr_flag_exit(flag, ticket) ? CSR_ENTER_TERMINATED_RELEASE : CSR_ENTER_TERMINATED;
@@ -79,7 +84,9 @@ bool csr_flag_exit(csr_flag *flag, int ticket) {
     } else {
         (void)AO_fetch_and_sub1_full(&flag->readers);
     }
-    if ((AO_load_acquire(&flag->state) & CSR_FLAG_TERMINATED) == 0) return false;
+    // Sequentially consistent: pairs with the terminator's RMW on the slow
+    // path (after the fast path's release store it cannot, see the header).
+    if ((csr_load_seq_cst(&flag->state) & CSR_FLAG_TERMINATED) == 0) return false;
     return csr_flag_try_claim(flag);
 }
 

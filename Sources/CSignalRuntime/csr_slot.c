@@ -20,7 +20,7 @@ void *csr_slot_peek(const csr_slot *slot) {
     return v == CSR_SLOT_CLOSED ? NULL : (void *)v;
 }
 
-bool csr_slot_is_closed(const csr_slot *slot) { return AO_load_acquire(&slot->value) == CSR_SLOT_CLOSED; }
+bool csr_slot_is_closed(const csr_slot *slot) { return csr_load_seq_cst(&slot->value) == CSR_SLOT_CLOSED; }
 
 void *csr_slot_exchange(csr_slot *slot, void *desired, bool *refused) {
     AO_t old = AO_load(&slot->value);

@@ -7,6 +7,7 @@ public struct LiveObjectCounts: Equatable, Sendable, CustomStringConvertible {
     public var bags: Int
     public var bagArrays: Int
     public var retiredBagItems: Int
+    public var retiredBagArrays: Int
     public var trackedObjects: Int
 
     /// The counters now. Subscriptions are counted only while
@@ -17,13 +18,15 @@ public struct LiveObjectCounts: Equatable, Sendable, CustomStringConvertible {
             bags: SignalKitDebug.liveBags,
             bagArrays: SignalKitDebug.liveBagArrays,
             retiredBagItems: SignalKitDebug.retiredBagItems,
+            retiredBagArrays: SignalKitDebug.retiredBagArrays,
             trackedObjects: TrackedObject.liveCount
         )
     }
 
     public var description: String {
         "subscriptions \(subscriptions), bags \(bags), bag arrays \(bagArrays), "
-            + "retired bag items \(retiredBagItems), tracked objects \(trackedObjects)"
+            + "retired bag items \(retiredBagItems), retired bag arrays \(retiredBagArrays), "
+            + "tracked objects \(trackedObjects)"
     }
 }
 

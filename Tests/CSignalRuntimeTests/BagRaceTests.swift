@@ -3,25 +3,6 @@ import SignalKitTesting
 import Synchronization
 import Testing
 
-/// A heap-allocated item with a canary. Readers read the canary during walks;
-/// items are freed as soon as the bag hands them back. If reclamation were
-/// wrong (the naive design frees while a walk still reads), AddressSanitizer
-/// reports a heap-use-after-free here, and the canary check fails otherwise.
-private let canary: UInt64 = 0x5EED_CAFE_F00D_BEEF
-
-private func makeItem() -> UnsafeMutableRawPointer {
-    let item = UnsafeMutablePointer<UInt64>.allocate(capacity: 2)
-    item.initialize(to: canary)
-    (item + 1).initialize(to: 0)
-    return UnsafeMutableRawPointer(item)
-}
-
-private func freeItem(_ raw: UnsafeMutableRawPointer) {
-    let item = raw.assumingMemoryBound(to: UInt64.self)
-    item.pointee = 0
-    item.deallocate()
-}
-
 extension CSignalRuntimeSuite {
     @Suite struct BagRaceTests {
         @Test(arguments: [2, 4, 8])
@@ -65,7 +46,8 @@ extension CSignalRuntimeSuite {
                     for step in 0..<perThread {
                         if step % 3 == 2, !mine.isEmpty {
                             var found = false
-                            if let item = csr_bag_remove(bag, mine.removeFirst(), &found) {
+                            var mustReclaim = false
+                            if let item = csr_bag_remove(bag, mine.removeFirst(), &found, &mustReclaim) {
                                 freeItem(item)
                                 freed.add(1, ordering: .relaxed)
                             }
@@ -80,7 +62,8 @@ extension CSignalRuntimeSuite {
                     }
                     for key in mine {
                         var found = false
-                        if let item = csr_bag_remove(bag, key, &found) {
+                        var mustReclaim = false
+                        if let item = csr_bag_remove(bag, key, &found, &mustReclaim) {
                             freeItem(item)
                             freed.add(1, ordering: .relaxed)
                         }

@@ -25,7 +25,8 @@ private func walk(_ bag: OpaquePointer) -> [Int] {
 /// at once (no reader inside).
 private func remove(_ bag: OpaquePointer, _ key: UInt64) -> (found: Bool, item: Int?) {
     var found = false
-    let item = csr_bag_remove(bag, key, &found)
+    var reclaim = false
+    let item = csr_bag_remove(bag, key, &found, &reclaim)
     return (found, item.map(value))
 }
 

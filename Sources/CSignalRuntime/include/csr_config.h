@@ -5,7 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// `__has_feature` is Clang's (GCC has it only from 14): test that it exists
+// before using it, in a separate #if, or older GCC cannot read the header.
+#if defined(__has_feature)
 #if __has_feature(nullability)
+#define CSR_HAS_NULLABILITY 1
+#endif
+#endif
+
+#if defined(CSR_HAS_NULLABILITY)
 #define CSR_ASSUME_NONNULL_BEGIN _Pragma("clang assume_nonnull begin")
 #define CSR_ASSUME_NONNULL_END _Pragma("clang assume_nonnull end")
 #define CSR_NULLABLE _Nullable

@@ -26,6 +26,17 @@
 // `csr_flag_claim_release_unguarded`, which runs when no reader can exist
 // (SignalKit: the subscription's deinitialisation). A claim is never granted
 // twice and never while a reader is inside.
+//
+// Store-load order. The guard is a Dekker pairing: a reader announces itself
+// (a full RMW on `busy` or `readers`), then loads the state; a terminator
+// sets TERMINATED (a full RMW on the state), then loads the reader words.
+// Both loads are sequentially consistent, not acquire: C11 promises that at
+// least one side sees the other only when all four operations are seq_cst.
+// On x86-64 that costs nothing (the loads are plain `mov`s after `lock`ed
+// RMWs); on AArch64 it turns `ldapr` (RCpc, which may be satisfied before
+// the RMW's store is visible to other cores, so both sides could miss each
+// other) into `ldar`. `scripts/soundness` cross-compiles this module for
+// `aarch64-linux-gnu -mcpu=neoverse-n1` and checks that `ldar` is emitted.
 //===----------------------------------------------------------------------===//
 #ifndef CSR_FLAG_H
 #define CSR_FLAG_H
@@ -47,6 +58,8 @@ typedef struct csr_flag csr_flag;
 #define CSR_FLAG_USER1 0x200u
 #define CSR_FLAG_USER2 0x400u
 #define CSR_FLAG_USER3 0x800u
+#define CSR_FLAG_USER4 0x1000u
+#define CSR_FLAG_USER5 0x2000u
 
 /// Results of `csr_flag_enter`.
 /// Terminated: do not touch the resource; nothing is owed.
@@ -78,7 +91,10 @@ size_t csr_flag_size(void);
 void csr_flag_init(csr_flag *flag);
 
 /// All state bits.
-/// Ordering: acquire. Ownership: none. Thread safety: any thread.
+/// Ordering: sequentially consistent (a plain load on x86-64, `ldar` on
+/// AArch64), so that it may follow a full read-modify-write on another word
+/// in a Dekker pairing (SignalKit: the source-entry bit against the slot).
+/// Ownership: none. Thread safety: any thread.
 uintptr_t csr_flag_load(const csr_flag *flag);
 
 /// Whether the terminal transition happened.
@@ -117,7 +133,8 @@ void csr_flag_unlock(csr_flag *flag);
 
 /// Enters the reader guard. Returns one of the CSR_ENTER_* values.
 /// Ordering: full (one compare-and-swap, or one fetch-and-add on the slow
-/// path), then an acquire load of the state.
+/// path), then a sequentially consistent load of the state (see "Store-load
+/// order" above).
 /// Ownership: while entered, the guarded resource stays alive.
 /// Thread safety: any thread, concurrently, reentrantly.
 CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
@@ -126,7 +143,8 @@ CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
 /// SLOW). Returns `true` when the caller must now release the guarded
 /// resource (the flag terminated while it was inside and it was the last
 /// reader).
-/// Ordering: release (fast path) or full (slow path), then an acquire load.
+/// Ordering: release (fast path) or full (slow path), then a sequentially
+/// consistent load of the state.
 /// Ownership: a `true` result transfers the release to the caller, once.
 /// Thread safety: the thread that entered.
 CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket);
@@ -135,7 +153,8 @@ CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket);
 /// returns `true` if no reader is inside and the release was not yet claimed
 /// (the caller must release the resource), `false` if a reader will do it or
 /// it was done.
-/// Ordering: full. Ownership: a `true` result transfers the release, once.
+/// Ordering: sequentially consistent loads of the reader words, then full
+/// when it claims. Ownership: a `true` result transfers the release, once.
 /// Thread safety: any thread, concurrently.
 CSR_WARN_UNUSED bool csr_flag_claim_release(csr_flag *flag);
 

@@ -40,7 +40,11 @@ void csr_slot_init(csr_slot *slot);
 void *CSR_NULLABLE csr_slot_peek(const csr_slot *slot);
 
 /// Whether the slot was closed.
-/// Ordering: acquire. Ownership: none. Thread safety: any thread.
+/// Ordering: sequentially consistent (a plain load on x86-64, `ldar` on
+/// AArch64), so that it may follow a full read-modify-write on another word
+/// in a Dekker pairing (SignalKit: "set the source-entry bit, then look at
+/// the slot" against "close the slot, then look at the bit").
+/// Ownership: none. Thread safety: any thread.
 bool csr_slot_is_closed(const csr_slot *slot);
 
 /// Replaces the value with `desired` (which may be NULL) unless the slot is

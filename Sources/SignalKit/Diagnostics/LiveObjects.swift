@@ -27,6 +27,11 @@ public enum SignalKitDebug {
     /// Items bags retired and did not hand back yet (they wait for a reader
     /// to leave).
     public static var retiredBagItems: Int { Int(csr_debug_retired_items()) }
+
+    /// Entry arrays bags replaced while a walk was using them and did not
+    /// free yet (they wait for that walk to leave; included in
+    /// `liveBagArrays`).
+    public static var retiredBagArrays: Int { Int(csr_debug_retired_arrays()) }
 }
 
 enum _LiveObjects {

@@ -36,9 +36,13 @@ class _SubscriberBagBase: @unchecked Sendable {
     @discardableResult
     final func remove(_ key: UInt64) -> Bool {
         var found = false
-        if let item = csr_bag_remove(bag, key, &found) {
+        var mustReclaim = false
+        if let item = csr_bag_remove(bag, key, &found, &mustReclaim) {
             Unmanaged<AnyObject>.fromOpaque(item).release()
         }
+        // Every walk that could see the item left while it was being retired:
+        // nobody else will hand it back (see `csr_bag_remove`).
+        if mustReclaim { reclaim() }
         return found
     }
 
