@@ -72,10 +72,15 @@ final class _KeepAliveList {
 }
 
 /// Bits of the C flag that the subscription uses for itself.
+/// The handle's `dispose()` began (set once, by the first call).
 private let _handleDisposedBit = UInt(CSR_FLAG_USER0)
 private let _keepAliveBit = UInt(CSR_FLAG_USER1)
 private let _countedBit = UInt(CSR_FLAG_USER2)
 private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
+/// The handle's `dispose()` finished its own releases.
+private let _disposeFinishedBit = UInt(CSR_FLAG_USER4)
+/// The `Subscriber` died (the source released it).
+private let _subscriberGoneBit = UInt(CSR_FLAG_USER5)
 
 /// Words of tail storage: the flag, then the slot.
 private let _flagWords = Int(CSR_FLAG_SIZE) / 8
@@ -186,8 +191,19 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     /// subscription; see `_TerminationProbe`.
     final var terminationProbe: _TerminationProbe { _TerminationProbe(flag: flag) }
 
-    /// Whether the generator's disposable is held (assigned, not yet taken).
-    final var holdsDisposable: Bool { csr_slot_peek(slot) != nil }
+    /// Whether the subscriber holds the generator's disposable, as
+    /// SwiftSignalKit's `Subscriber.description` reports it: from the moment
+    /// the generator returned it until the terminal event or the handle's
+    /// disposal marks the subscriber terminated. So `nil` inside the generator
+    /// and inside the terminal callbacks, `hasValue` inside the generator's
+    /// disposable while the handle disposes it (SwiftSignalKit marks the
+    /// subscriber terminated only once that disposable returned).
+    final var holdsDisposable: Bool {
+        let state = csr_flag_load(flag)
+        if state & UInt(CSR_FLAG_TERMINATED) != 0 { return false }
+        if csr_slot_peek(slot) != nil { return true }
+        return state & _handleDisposedBit != 0 && state & _disposeFinishedBit == 0
+    }
 
     /// Whether the subscription still holds a source entry (tests).
     final var holdsSourceEntry: Bool { hasSourceEntry }
@@ -327,28 +343,54 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
 
     /// Disposes the subscription: first the generator's disposable (anything
     /// it emits while being disposed is still delivered), then the subscriber
-    /// is terminated without a terminal event and its callbacks are released.
-    /// Idempotent and thread-safe.
+    /// is terminated without a terminal event, its callbacks are released,
+    /// then its keep-alive objects. Thread-safe. Only the first call does
+    /// anything: a second `dispose()` is a no-op in every respect, as in
+    /// SwiftSignalKit (a keep-alive object registered after the first one
+    /// lives until a later terminal call or the subscriber's death).
+    ///
+    /// If the source releases the subscriber from inside the generator's
+    /// disposable, the subscriber's own release work (`subscriberReleased`)
+    /// is left to this call, which does it after that disposable returned:
+    /// the user's dispose action always finishes before the callbacks and
+    /// keep-alive objects are released, in SwiftSignalKit's order.
     @usableFromInline
     final func dispose() {
         let flag = self.flag
         // The inner first (events it emits meanwhile are still delivered), so
         // only mark the handle disposed here; terminate afterwards.
-        _ = csr_flag_set_bits(flag, _handleDisposedBit)
+        guard csr_flag_set_bits(flag, _handleDisposedBit) & _handleDisposedBit == 0 else { return }
         closeAndDisposeGeneratorDisposable()
-        if csr_flag_terminate(flag) && releasesSinkOnTermination && csr_flag_claim_release(flag) {
-            releaseSink()
-        }
+        _ = csr_flag_terminate(flag)
+        // Whoever terminated, the callbacks go now unless a delivery is inside
+        // (it releases them when it leaves) or they went already.
+        if releasesSinkOnTermination && csr_flag_claim_release(flag) { releaseSink() }
         _ = takeKeepAlive()
+        // Hand-off with `subscriberReleased`: both set their bit with an RMW
+        // on the same word, so whichever comes second sees the other's.
+        if csr_flag_set_bits(flag, _disposeFinishedBit) & _subscriberGoneBit != 0 {
+            finishSubscriberRelease(handleReleased: false)
+        }
     }
 
     /// The subscriber died (the source dropped it): end the subscription
     /// without disposing anything. Called from `Subscriber.deinit`.
     /// `handleReleased` tells whether the handle is gone too, in which case
     /// the generator's disposable is released first (SwiftSignalKit's release
-    /// order: disposable, keep-alive objects, callbacks).
+    /// order: disposable, keep-alive objects, callbacks). While the handle's
+    /// `dispose()` is running, it does this work instead, once the generator's
+    /// disposable has returned (see `dispose()`).
     @usableFromInline
     final func subscriberReleased(handleReleased: Bool) {
+        let previous = csr_flag_set_bits(flag, _subscriberGoneBit)
+        if previous & _handleDisposedBit != 0 && previous & _disposeFinishedBit == 0 { return }
+        finishSubscriberRelease(handleReleased: handleReleased)
+    }
+
+    /// The release work of a dead subscriber. Idempotent: every step takes
+    /// what it releases (the flag's claim, the slot, the entry bit, the
+    /// keep-alive list).
+    private final func finishSubscriberRelease(handleReleased: Bool) {
         let flag = self.flag
         _ = csr_flag_terminate(flag)
         if handleReleased {
@@ -416,45 +458,63 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         }
     }
 
+    // The terminal calls follow SwiftSignalKit's order: the keep-alive
+    // objects registered so far are taken together with the terminal
+    // transition; then the terminal callback runs; then the generator's
+    // disposable is disposed; then the taken keep-alive objects are released.
+    // An object registered from inside the terminal callback is therefore not
+    // in the taken list: it lives until the handle's disposal, a later
+    // terminal call or the subscriber's death, as there.
+
     @usableFromInline
     func putError(_ error: E) {
         let flag = self.flag
+        let keptAlive: _KeepAliveList?
         if releasesSinkOnTermination {
-            guard let handler = beginGuardedTermination({ $0.error }) else { return }
+            guard let (handler, taken) = beginGuardedTermination({ $0.error }) else { return }
+            keptAlive = taken
             handler?(error)
         } else {
             guard csr_flag_terminate(flag) else {
                 _ = takeKeepAlive()
                 return
             }
+            keptAlive = takeKeepAlive()
             sink._withUnsafeGuaranteedRef { $0.putError(error) }
         }
-        finishTermination()
+        // The taken keep-alive objects die after the disposal, not before.
+        withExtendedLifetime(keptAlive) { closeAndDisposeGeneratorDisposable() }
     }
 
     @usableFromInline
     func putCompletion() {
         let flag = self.flag
+        let keptAlive: _KeepAliveList?
         if releasesSinkOnTermination {
-            guard let handler = beginGuardedTermination({ $0.completed }) else { return }
+            guard let (handler, taken) = beginGuardedTermination({ $0.completed }) else { return }
+            keptAlive = taken
             handler?()
         } else {
             guard csr_flag_terminate(flag) else {
                 _ = takeKeepAlive()
                 return
             }
+            keptAlive = takeKeepAlive()
             sink._withUnsafeGuaranteedRef { $0.putCompletion() }
         }
-        finishTermination()
+        // The taken keep-alive objects die after the disposal, not before.
+        withExtendedLifetime(keptAlive) { closeAndDisposeGeneratorDisposable() }
     }
 
     /// The terminal transition for a closure sink: wins the transition,
-    /// copies the one terminal handler out and releases the sink (when no
-    /// other delivery is inside), so that the other callbacks are already
-    /// released when the terminal one runs. Returns nil when already
-    /// terminated.
+    /// takes the keep-alive objects, copies the one terminal handler out and
+    /// releases the sink (when no other delivery is inside), so that the
+    /// other callbacks are already released when the terminal one runs.
+    /// Returns nil when already terminated.
     @inline(__always)
-    private func beginGuardedTermination<Handler>(_ take: (_ClosureSink<T, E>) -> Handler) -> Handler? {
+    private func beginGuardedTermination<Handler>(
+        _ take: (_ClosureSink<T, E>) -> Handler
+    ) -> (Handler, _KeepAliveList?)? {
         let flag = self.flag
         let ticket = csr_flag_enter(flag)
         guard ticket == CSR_ENTER_FAST || ticket == CSR_ENTER_SLOW else {
@@ -467,30 +527,37 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             _ = takeKeepAlive()
             return nil
         }
+        let keptAlive = takeKeepAlive()
         let handler = sink._withUnsafeGuaranteedRef { take(unsafeDowncast($0, to: _ClosureSink<T, E>.self)) }
         if csr_flag_exit(flag, ticket) { releaseSink() }
-        return handler
-    }
-
-    /// After the terminal callback: dispose the generator's disposable, then
-    /// release the keep-alive objects (SwiftSignalKit's order).
-    @inline(__always)
-    private func finishTermination() {
-        closeAndDisposeGeneratorDisposable()
-        _ = takeKeepAlive()
+        return (handler, keptAlive)
     }
 
     // MARK: Introspection (for `Subscriber.description`)
 
     /// Which callbacks are still held: (next, error, completed).
+    ///
+    /// Reads the sink like a delivery does: user callbacks are released at
+    /// termination, possibly by another thread at this very moment, so they
+    /// are read inside the flag's reader guard. SignalKit's own operator
+    /// sinks are pinned (they live as long as the subscriber, which the
+    /// caller holds): they always report their callbacks as held.
     var heldCallbacks: (Bool, Bool, Bool) {
-        if isTerminated { return (false, false, false) }
-        return sink._withUnsafeGuaranteedRef { sink in
-            if let closures = sink as? _ClosureSink<T, E> {
-                return (closures.next != nil, closures.error != nil, closures.completed != nil)
-            }
-            return (true, true, true)
+        let flag = self.flag
+        guard releasesSinkOnTermination else {
+            return csr_flag_is_terminated(flag) ? (false, false, false) : (true, true, true)
         }
+        let ticket = csr_flag_enter(flag)
+        guard ticket == CSR_ENTER_FAST || ticket == CSR_ENTER_SLOW else {
+            if ticket == CSR_ENTER_TERMINATED_RELEASE { releaseSink() }
+            return (false, false, false)
+        }
+        let held = sink._withUnsafeGuaranteedRef { sink in
+            let closures = unsafeDowncast(sink, to: _ClosureSink<T, E>.self)
+            return (closures.next != nil, closures.error != nil, closures.completed != nil)
+        }
+        if csr_flag_exit(flag, ticket) { releaseSink() }
+        return held
     }
 }
 

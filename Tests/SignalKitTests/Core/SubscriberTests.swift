@@ -180,6 +180,87 @@ import Testing
             ])
     }
 
+    @Test(arguments: ["completed", "error"])
+    func aKeepAliveRegisteredInsideTheTerminalCallbackIsHeldUntilTheHandleIsDisposed(terminal: String) {
+        let log = EventLog()
+        let source = Shared<Subscriber<Int, String>?>(nil)
+        let keep = { source.value?.keepAlive(Probe("kept in \(terminal)") { log.append("\($0) released") }) }
+        let handle = Signal<Int, String> { subscriber in
+            subscriber.keepAlive(Probe("kept before") { log.append("\($0) released") })
+            source.value = subscriber
+            return ActionDisposable { log.append("inner disposed") }
+        }.start(
+            error: { _ in
+                keep()
+                log.append("error")
+            },
+            completed: {
+                keep()
+                log.append("completed")
+            })
+        if terminal == "completed" { source.value?.putCompletion() } else { source.value?.putError("e") }
+        #expect(log.take() == [terminal, "inner disposed", "kept before released"])
+        handle.dispose()
+        #expect(log.take() == ["kept in \(terminal) released"])
+    }
+
+    @Test func aSecondDisposeIsANoOpInEveryRespect() {
+        let log = EventLog()
+        let source = Shared<Subscriber<Int, NoError>?>(nil)
+        let handle = Signal<Int, NoError> { subscriber in
+            source.value = subscriber
+            return ActionDisposable { log.append("inner disposed") }
+        }.start()
+        handle.dispose()
+        #expect(log.take() == ["inner disposed"])
+        source.value?.keepAlive(Probe("kept after the first dispose") { log.append("\($0) released") })
+        handle.dispose()
+        #expect(log.take() == [], "the second dispose releases nothing")
+        source.value = nil
+        #expect(log.take() == ["kept after the first dispose released"], "the subscriber's death does")
+    }
+
+    @Test func whenTheSourceDropsTheSubscriberInsideTheDisposalTheReleasesWaitForTheDisposalToReturn() {
+        let log = EventLog()
+        let source = Shared<Subscriber<Int, NoError>?>(nil)
+        let handle: any Disposable
+        do {
+            let callbacks = Probe("callbacks") { log.append("\($0) released") }
+            handle = Signal<Int, NoError> { subscriber in
+                subscriber.keepAlive(Probe("keepAlive") { log.append("\($0) released") })
+                source.value = subscriber
+                return ActionDisposable {
+                    log.append("dispose begins")
+                    source.value = nil
+                    log.append("dispose ends")
+                }
+            }.start(next: { _ in callbacks.touch() })
+        }
+        handle.dispose()
+        #expect(log.events == ["dispose begins", "dispose ends", "callbacks released", "keepAlive released"])
+    }
+
+    @Test func descriptionInsideTheTerminalCallbacksAndInsideTheDisposal() {
+        let seen = Shared<[String]>([])
+        let source = Shared<Subscriber<Int, String>?>(nil)
+        let describe = { seen.value.append("\(source.value!)") }
+        _ = Signal<Int, String> { subscriber in
+            source.value = subscriber
+            return EmptyDisposable
+        }.start(next: { _ in }, error: { _ in describe() }, completed: { describe() })
+        source.value?.putCompletion()
+        let handle = Signal<Int, String> { subscriber in
+            source.value = subscriber
+            return ActionDisposable { describe() }
+        }.start(next: { _ in }, error: { _ in describe() })
+        handle.dispose()
+        #expect(
+            seen.value == [
+                "Subscriber { next: nil, error: nil, completed: nil, disposable: nil, terminated: true }",
+                "Subscriber { next: hasValue, error: hasValue, completed: nil, disposable: hasValue, terminated: false }",
+            ])
+    }
+
     @Test func aStandaloneSubscriberCallsItsClosures() {
         let log = EventLog()
         let subscriber = Subscriber<Int, NoError>(next: { log.append("next \($0)") }, completed: { log.append("done") })
