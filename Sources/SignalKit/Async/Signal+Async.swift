@@ -232,7 +232,9 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 
     private let mutex = _Mutex()
-    private var pending: [T] = []
+    /// Values not yet returned by `next()` from `pendingStart` on; the slots
+    /// before it are nil (their values were moved out).
+    private var pending: [T?] = []
     private var pendingStart = 0
     private var terminal: Terminal?
     private var terminalDelivered = false
@@ -261,7 +263,9 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
                 continue
             }
             if pendingStart < pending.count {
-                let value = pending[pendingStart]
+                // Moved out: the buffer keeps no reference to a value it
+                // returned (emptying it below releases nothing under the lock).
+                let value = pending[pendingStart].take()!
                 pendingStart += 1
                 if pendingStart == pending.count {
                     pending.removeAll(keepingCapacity: true)
@@ -328,12 +332,14 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
             return
         }
         terminal = outcome
+        var dropped: [T?] = []
         if case .cancelled = outcome {
-            pending.removeAll()
+            swap(&dropped, &pending)
             pendingStart = 0
         }
         let waiter = wake()
         mutex.unlock()
+        dropped = []  // released outside the lock: a deinit may send to the signal
         waiter?.resume()
         handle.dispose()
     }

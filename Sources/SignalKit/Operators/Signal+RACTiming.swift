@@ -251,14 +251,16 @@ final class _ThrottleState<T, E>: @unchecked Sendable {
 
     private func fire(_ number: Int) {
         var flushed: T?
+        var firedTimer: (any Disposable)?
         mutex.lock()
         var mustDrain = false
         if generation == number {
             swap(&flushed, &pending)
-            timer = nil
+            swap(&firedTimer, &timer)
             if let flushed { mustDrain = delivery.push(.next(flushed)) }
         }
         mutex.unlock()
+        firedTimer = nil  // released outside the lock
         if mustDrain { delivery.drain() }
     }
 
@@ -397,15 +399,17 @@ final class _BufferState<T, E>: @unchecked Sendable {
 
     private func fire(_ number: Int) {
         var sent: [T] = []
+        var firedTimer: (any Disposable)?
         mutex.lock()
         var mustDrain = false
         if armedNumber == number {
             armedNumber = nil
-            timer = nil
+            swap(&firedTimer, &timer)
             swap(&sent, &batch)
             if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
         }
         mutex.unlock()
+        firedTimer = nil  // released outside the lock
         if mustDrain { delivery.drain() }
     }
 
@@ -570,8 +574,9 @@ final class _DelayEventsState<T, E>: @unchecked Sendable {
         // Strong: a pending event keeps the state (and the downstream) alive
         // until it is sent or cancelled, also once the upstream let go.
         let handle = queue.cancellableAfter(interval) { [self] in
-            let due = self.mutex.withLock { self.scheduled.removeValue(forKey: number) != nil }
-            if due { self.delivery.send(event) }
+            // The entry's handle is released outside the lock.
+            let entry = self.mutex.withLock { self.scheduled.removeValue(forKey: number) }
+            if entry != nil { self.delivery.send(event) }
         }
         let disposeNow = mutex.withLock { () -> Bool in
             if scheduled.index(forKey: number) != nil {

@@ -1,4 +1,6 @@
 // The bag types are plain containers without locking: callers synchronise.
+// A removed item is released once the bag is consistent again, so its
+// `deinit` may use the same bag (on the caller's thread).
 
 /// A weak reference.
 public final class Weak<T: AnyObject> {
@@ -35,15 +37,22 @@ public final class Bag<T> {
         position(of: index).map { items[$0] }
     }
 
+    /// The removed item is released after the bag is consistent again: its
+    /// `deinit` may use the bag.
     public func remove(_ index: Index) {
         guard let position = position(of: index) else { return }
-        items.remove(at: position)
+        let removed = items.remove(at: position)
         itemKeys.remove(at: position)
+        withExtendedLifetime(removed) {}
     }
 
+    /// The items are released after the bag is empty: their `deinit` may use
+    /// the bag.
     public func removeAll() {
-        items.removeAll()
+        var removed: [T] = []
+        swap(&removed, &items)
         itemKeys.removeAll()
+        removed = []
     }
 
     public func copyItems() -> [T] {
@@ -101,8 +110,12 @@ public final class SparseBag<T>: Sequence {
         items.removeValue(forKey: index)
     }
 
+    /// The items are released after the bag is empty: their `deinit` may use
+    /// the bag.
     public func removeAll() {
-        items.removeAll()
+        var removed: [Index: T] = [:]
+        swap(&removed, &items)
+        removed = [:]
     }
 
     public var isEmpty: Bool { items.isEmpty }

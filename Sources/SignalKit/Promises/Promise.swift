@@ -14,7 +14,9 @@
 ///
 /// Threading: values are delivered on the source's thread, outside the
 /// promise's lock; a subscriber added during a delivery gets only the
-/// current value, once.
+/// current value, once. A value the promise drops (replaced by a newer one,
+/// or cleared by `set`) is released outside the lock, so its `deinit` may
+/// use the same promise.
 public final class Promise<T>: @unchecked Sendable {
     // `@unchecked Sendable`: `value` and `initializer` are guarded by `mutex`;
     // `subscribers` is CSignalRuntime's bag; `source` is a MetaDisposable.
@@ -48,8 +50,12 @@ public final class Promise<T>: @unchecked Sendable {
     /// Makes `signal` the source.
     public func set(_ signal: Signal<T, NoError>) {
         mutex.lock()
-        value = nil
+        // The cleared value is released after unlocking: its deinit may use
+        // this promise.
+        var cleared: T?
+        swap(&cleared, &value)
         mutex.unlock()
+        cleared = nil
         source.set(
             signal.start(next: { [weak self] value in
                 self?.deliver(value)
@@ -58,10 +64,13 @@ public final class Promise<T>: @unchecked Sendable {
     }
 
     private func deliver(_ value: T) {
+        var replaced: T? = value
         mutex.lock()
-        self.value = value
+        swap(&self.value, &replaced)
         var read = subscribers.beginRead()
         mutex.unlock()
+        // Released outside the lock: its deinit may use this promise.
+        replaced = nil
         subscribers.finishRead(&read) { $0.putNext(value) }
     }
 

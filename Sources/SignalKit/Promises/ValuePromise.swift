@@ -7,15 +7,19 @@
 /// completes. A subscription keeps the promise alive.
 ///
 /// Threading: `set` delivers synchronously on the caller's thread, outside
-/// the lock. A `set` from inside a subscriber's callback delivers to every
+/// the lock. The replaced value is released, and `==` (for
+/// `ignoreRepeated`) runs, outside the lock too, so both may use the same
+/// promise. A `set` from inside a subscriber's callback delivers to every
 /// subscriber before the outer delivery continues (so a later subscriber may
 /// see the nested value, then the outer one); the stored value is the nested
 /// one.
 public final class ValuePromise<T: Equatable>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is guarded by `mutex`; `subscribers` is
+    // `@unchecked Sendable`: `value` and `generation` are guarded by `mutex`; `subscribers` is
     // CSignalRuntime's bag.
     private let mutex = _Mutex()
     private var value: T?
+    /// Counts the stores of an `ignoreRepeated` promise (see `set`).
+    private var generation: UInt = 0
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
     public let ignoreRepeated: Bool
 
@@ -33,15 +37,49 @@ public final class ValuePromise<T: Equatable>: @unchecked Sendable {
     }
 
     public func set(_ value: T) {
-        mutex.lock()
-        guard !ignoreRepeated || self.value != value else {
-            mutex.unlock()
+        if ignoreRepeated {
+            setIgnoringRepeated(value)
             return
         }
-        self.value = value
+        var replaced: T? = value
+        mutex.lock()
+        swap(&self.value, &replaced)
         var read = subscribers.beginRead()
         mutex.unlock()
+        // Released outside the lock: its deinit may use this promise.
+        replaced = nil
         subscribers.finishRead(&read) { $0.putNext(value) }
+    }
+
+    /// `set` with `ignoreRepeated`. The user's `==` runs outside the lock (it
+    /// may use this promise, and so may the deinit of what it releases): the
+    /// stored value is compared to a copy, and stored only if no other `set`
+    /// replaced it meanwhile (`generation` unchanged), else compared again.
+    private func setIgnoringRepeated(_ value: T) {
+        while true {
+            mutex.lock()
+            var current = self.value
+            let observed = generation
+            mutex.unlock()
+            if let stored = current, stored == value {
+                return
+            }
+            var replaced: T? = value
+            mutex.lock()
+            if generation != observed {
+                mutex.unlock()
+                continue
+            }
+            generation &+= 1
+            swap(&self.value, &replaced)
+            var read = subscribers.beginRead()
+            mutex.unlock()
+            // Released outside the lock: their deinit may use this promise.
+            current = nil
+            replaced = nil
+            subscribers.finishRead(&read) { $0.putNext(value) }
+            return
+        }
     }
 
     /// The stored value (if any), then every later one. Never completes.

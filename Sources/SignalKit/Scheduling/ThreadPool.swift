@@ -119,6 +119,11 @@ public final class ThreadPool: @unchecked Sendable {
         mutex.unlock()
     }
 
+    /// Runs `task`; the caller's reference ends with this call.
+    private static func executeAndRelease(_ task: consuming ThreadPoolTask) {
+        task.execute()
+    }
+
     fileprivate func run() {
         pthread_setspecific(_poolKey, Unmanaged.passUnretained(self).toOpaque())
         mutex.lock()
@@ -136,7 +141,9 @@ public final class ThreadPool: @unchecked Sendable {
             queue.isTaken = true
             let task = queue.tasks.removeFirst()
             mutex.unlock()
-            task.execute()
+            // The task (its action and what that captures) is released here,
+            // before relocking: a deinit may add tasks to this pool.
+            Self.executeAndRelease(consume task)
             mutex.lock()
             queue.isTaken = false
             if !queue.tasks.isEmpty {

@@ -126,10 +126,13 @@ final class _ScheduledTimer: Disposable, @unchecked Sendable {
             if self.repeats { self.arm() }
             self.fire()
         }
+        var replaced: (any Disposable)? = work
         mutex.lock()
         let cancelled = self.cancelled
-        if !cancelled { pending = work }
+        if !cancelled { swap(&pending, &replaced) }
         mutex.unlock()
+        // The previous (fired) work item is released outside the lock.
+        replaced = nil
         if cancelled { work.dispose() }
     }
 
