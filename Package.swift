@@ -23,9 +23,18 @@ let package = Package(
         .library(name: "SignalKitTesting", targets: ["SignalKitTesting"]),
     ],
     targets: [
+        // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
+        // atomics). Declared so that a machine without it gets SwiftPM's
+        // "install libatomic-ops-dev" hint instead of a bare missing header.
+        .systemLibrary(
+            name: "CAtomicOps",
+            pkgConfig: "atomic_ops",
+            providers: [.apt(["libatomic-ops-dev"]), .brew(["libatomic_ops"])]
+        ),
         // The concurrency core. Not a product: only Sources/SignalKit/Runtime imports it.
         .target(
             name: "CSignalRuntime",
+            dependencies: ["CAtomicOps"],
             cSettings: [.define("CSR_REQUIRE_GCC_ATOMICS")]
         ),
         .target(
