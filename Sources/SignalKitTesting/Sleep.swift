@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Sleeps for `seconds` (short waits in leak checks only; timing tests use
 /// `VirtualTimeScheduler`).

@@ -1,5 +1,11 @@
 import CSignalRuntime
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SignalKitTesting
 import Synchronization
 import Testing

@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 @preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+@preconcurrency import Darwin
+#endif
 
 // Debugging, part 2: logging a signal's events (ReactiveCocoa's `logNext`,
 // `logError`, `logCompleted`, `logAll`), plus subscriptions and disposals.

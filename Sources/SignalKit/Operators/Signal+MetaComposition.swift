@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // How a `then` or `deferred` signal was built (`Signal.composition`), so that
 // `then` can subscribe a chain of any length, nested `then`s and recursive

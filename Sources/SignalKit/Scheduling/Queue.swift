@@ -1,5 +1,11 @@
 public import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Identity tag a named queue sets on its DispatchQueue.
 private final class _QueueIdentity: Sendable {}

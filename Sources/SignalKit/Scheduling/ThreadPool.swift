@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The state a `ThreadPoolTask`'s action can poll to notice cancellation.
 public final class ThreadPoolTaskState: Sendable {
