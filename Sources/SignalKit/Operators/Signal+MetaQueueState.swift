@@ -308,6 +308,7 @@ final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable.
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let index: Int
     @usableFromInline let completed: (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
 
@@ -341,6 +342,7 @@ final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendabl
     // `@unchecked Sendable`: immutable.
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let transform: (T) -> Signal<R, E>
     @usableFromInline let promoteError: ((EO) -> E)?
     @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
