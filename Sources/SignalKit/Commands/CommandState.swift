@@ -352,6 +352,7 @@ final class _CommandExecutionSink<Output, E>: _Sink<Output, E>, @unchecked Senda
 final class _CompleteOnErrorSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, NoError>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, NoError>) {
         self.downstream = downstream

@@ -116,6 +116,8 @@ final class _DeliveryForwardSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.delivery = delivery
     }
 
+    override var downstreamSubscription: _SubscriptionBase? { delivery.downstream._subscriptionBase }
+
     override func putNext(_ value: T) { delivery.putNext(value) }
     override func putError(_ error: E) { delivery.putError(error) }
     override func putCompletion() { delivery.putCompletion() }

@@ -3,6 +3,7 @@
 /// Forwards every event to a downstream subscriber unchanged.
 final class _ForwardSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream

@@ -42,6 +42,14 @@ public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendabl
         )
     }
 
+    /// The subscription, for `_Sink.downstreamSubscription`.
+    var _subscriptionBase: _SubscriptionBase { subscription.takeUnretainedValue() }
+
+    /// Whether this subscription or one downstream of it has ended (see
+    /// `_SubscriptionBase.hasEnded`): the loop operators' check between
+    /// iterations.
+    var _hasEnded: Bool { subscription._withUnsafeGuaranteedRef { $0.hasEnded } }
+
     deinit {
         // Non-generic type on purpose: no generic metadata lookup in deinit.
         var subscription: _SubscriptionBase = self.subscription.takeRetainedValue()

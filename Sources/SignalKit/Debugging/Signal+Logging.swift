@@ -180,6 +180,7 @@ func _logging<T, E>(
 final class _LogSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let prefix: String
     let events: SignalLogEvents
     let sink: SignalLogSink

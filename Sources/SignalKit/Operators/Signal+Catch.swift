@@ -50,6 +50,7 @@ public func `catch`<T, E, R>(_ f: @escaping (E) -> Signal<T, R>) -> (Signal<T, E
 
 final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, R>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let handler: (E) -> Signal<T, R>
     let disposables: DisposableSet
 
@@ -94,6 +95,12 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 ///   (`a.subscribe#2, a.dispose#2, a.subscribe#3, …`). A finished subscription
 ///   never replaces a live later one (SwiftSignalKit's recursion does, and
 ///   disposes the live one).
+/// - Downstream end: before each resubscription the downstream is checked;
+///   once it has ended (terminated, e.g. by `take(n)` or `takeUntil`, or
+///   disposed) nothing more is subscribed, so `single(1) |> restart |>
+///   take(3)` subscribes three times and returns (DECISIONS §3.9;
+///   SwiftSignalKit never returns). The same holds for `recurse`,
+///   `restartIfError`, `restartOrMapError` and every `retry`.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         let run = _RestartRun<T, E, E>(signal: signal, restartsOnCompletion: true) { .error($0) }
@@ -198,6 +205,7 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
 final class _RestartSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     let run: _RestartRun<T, E, R>
     let downstream: Subscriber<T, R>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _RestartRun<T, E, R>, downstream: Subscriber<T, R>) {
         self.run = run
@@ -226,7 +234,7 @@ final class _RestartSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 
     private func restart() {
         let (run, downstream) = (self.run, self.downstream)
-        run.advance { run.subscribe(downstream) }
+        run.advance(downstream: downstream._subscriptionBase) { run.subscribe(downstream) }
     }
 }
 
@@ -380,8 +388,10 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
         mutex.destroy()
     }
 
-    /// Subscribes the source, unless disposed.
+    /// Subscribes the source, unless disposed or the downstream has ended
+    /// (DECISIONS §3.9).
     func subscribe(_ downstream: Subscriber<T, R>) {
+        guard !downstream._hasEnded else { return }
         let next = mutex.withLock { () -> (Int, Signal<T, E>)? in
             guard !state.slot.isDisposed, let signal else { return nil }
             defer { state.nextStep += 1 }
@@ -429,6 +439,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 final class _RetrySink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     let run: _RetryRun<T, E, R>
     let downstream: Subscriber<T, R>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _RetryRun<T, E, R>, downstream: Subscriber<T, R>) {
         self.run = run
@@ -440,6 +451,8 @@ final class _RetrySink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     override func putError(_ error: E) {
         let policy = run.policy
         if policy.retryOnError(error), let delay = run.nextDelay() {
+            // No wait for a downstream that has ended (DECISIONS §3.9).
+            guard !downstream._hasEnded else { return }
             run.resubscribe(after: delay, downstream)
         } else if let forwardError = policy.forwardError {
             downstream.putError(forwardError(error))

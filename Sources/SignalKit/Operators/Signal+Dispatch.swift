@@ -167,6 +167,7 @@ final class _PendingSubscription: Disposable, Sendable {
 
 final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: Queue
 
     init(downstream: Subscriber<T, E>, queue: Queue) {
@@ -202,6 +203,7 @@ final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
 final class _DeliverOnPoolSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: ThreadPoolQueue
 
     init(downstream: Subscriber<T, E>, queue: ThreadPoolQueue) {

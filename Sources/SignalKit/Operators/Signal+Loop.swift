@@ -115,7 +115,9 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         }
         guard enters else { return }
         while true {
-            guard !control.isDisposed else {
+            // Stop when disposed, or when the downstream has ended
+            // (DECISIONS §3.9).
+            guard !control.isDisposed, !downstream._hasEnded else {
                 lock.withLock { running = false }
                 return
             }
@@ -146,6 +148,8 @@ final class _FeedbackLoopSink<R1, R, E>: _Sink<R1, E>, @unchecked Sendable {
     init(loop: _FeedbackLoop<R1, R, E>) {
         self.loop = loop
     }
+
+    override var downstreamSubscription: _SubscriptionBase? { loop.downstream._subscriptionBase }
 
     // Values are ignored (see `feedbackLoop`).
     override func putNext(_ value: R1) {}

@@ -169,6 +169,7 @@ public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Si
 final class _OptionalMapSink<T, E, R>: _Sink<T?, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<R?, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (T) -> R
 
     init(downstream: Subscriber<R?, E>, transform: @escaping (T) -> R) {
@@ -184,6 +185,7 @@ final class _OptionalMapSink<T, E, R>: _Sink<T?, E>, @unchecked Sendable {
 final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, R>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (E) -> R
 
     init(downstream: Subscriber<T, R>, transform: @escaping (E) -> R) {
@@ -199,6 +201,7 @@ final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 final class _CastErrorSink<T, E>: _Sink<T, NoError>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream
@@ -213,6 +216,7 @@ final class _DistinctUntilChangedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the mutable state is guarded inside
     // `state`.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let isEqual: (T, T) -> Bool
     let state = _DistinctUntilChangedState<T>()
 
@@ -349,6 +353,7 @@ final class _FusedSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let first: (S) -> Void
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(first: @escaping (S) -> Void, downstream: Subscriber<T, E>) {
         self.first = first

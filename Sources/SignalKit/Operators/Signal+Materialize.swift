@@ -49,6 +49,7 @@ public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Sig
 final class _DematerializeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<SignalEvent<T, E>, NoError>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<SignalEvent<T, E>, NoError>) {
         self.downstream = downstream
@@ -72,6 +73,7 @@ final class _DematerializeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 final class _MaterializeSink<T, E>: _Sink<SignalEvent<T, E>, NoError>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream

@@ -175,6 +175,7 @@ public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
 
 final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<Never, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<Never, E>) {
         self.downstream = downstream
@@ -198,9 +199,12 @@ final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// - Threading: `nextSignal` is subscribed on the thread that delivers the
 ///   source's completion.
 /// - Termination: completes when `nextSignal` completes; fails when either
-///   fails. `nextSignal` is subscribed even when the downstream has already
-///   terminated during a synchronous first part (termination does not travel
-///   upstream before the generators return).
+///   fails. When the downstream has already ended (terminated or disposed,
+///   e.g. by `take(1)` during a synchronous first part), `nextSignal` is not
+///   subscribed (DECISIONS §3.9; SwiftSignalKit subscribes it, then disposes
+///   it when the generators return). This check sees through SignalKit's
+///   operators, not through a hand-written generator that restarts the
+///   signal with `start`.
 /// - Disposal: disposes the running part. After an asynchronous
 ///   completion, `nextSignal` is subscribed before the source is disposed
 ///   (`b.subscribe#1, a.dispose#1`).
@@ -281,6 +285,7 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
 final class _ThenSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let run: _ThenRun<T, E>
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _ThenRun<T, E>, downstream: Subscriber<T, E>) {
         self.run = run
@@ -300,7 +305,7 @@ final class _ThenSink<T, E>: _Sink<T, E>, @unchecked Sendable {
             return
         }
         let (run, downstream) = (self.run, self.downstream)
-        run.advance { run.subscribeNext(downstream) }
+        run.advance(downstream: downstream._subscriptionBase) { run.subscribeNext(downstream) }
     }
 }
 
@@ -370,6 +375,7 @@ final class _FirstEventProbe: Sendable {
 
 final class _MeasureFirstEventSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let probe: _FirstEventProbe
     let startTime: Double
 

@@ -17,6 +17,12 @@ import Synchronization
 /// * Switching: each new inner is subscribed at once; the previous one is
 ///   disposed right after (new subscribed first) and silenced from the moment
 ///   its successor starts (its events, completion included, are dropped).
+///   The values an inner sends while its own subscription is being made are
+///   delivered even if another thread started a newer inner meanwhile: an
+///   inner is active from the start of its subscription at least until that
+///   subscription returns, so no value of a synchronous inner is lost when
+///   several threads feed the outer at once (issue #9; SwiftSignalKit
+///   delivers them too).
 /// * Queueing: inners run one after another in arrival order.
 /// * Throttling: as queueing, but only the latest waiting inner is kept;
 ///   older waiting ones are released without ever being subscribed.
@@ -236,6 +242,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
                 state.innerCompleted(index, downstream)
             }
             let handle = signal._start(sink)
+            sink.subscriptionReturned()
             mutex.lock()
             let (toDispose, next) = installLocked(handle, index: index)
             mutex.unlock()
@@ -305,11 +312,22 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
 /// function specialised where the sink is created (see the file header).
 @usableFromInline
 final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+    // `@unchecked Sendable`: immutable but for `subscribing`, an atomic.
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let index: Int
     @usableFromInline let completed: (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
+    /// The inner's `_start` has not returned yet: its values are delivered
+    /// even if a newer inner started meanwhile (see `_SignalQueueState`).
+    /// Read only for a value of an inner that is not the current one.
+    let subscribing = Synchronization.Atomic<Bool>(true)
+
+    /// Called once the inner's `_start` returned.
+    @usableFromInline
+    func subscriptionReturned() {
+        subscribing.store(false, ordering: .releasing)
+    }
 
     @inlinable
     init(
@@ -325,7 +343,7 @@ final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
     }
 
     @usableFromInline override func putNext(_ value: R) {
-        if state.isCurrent(index) { downstream.putNext(value) }
+        if state.isCurrent(index) || subscribing.load(ordering: .acquiring) { downstream.putNext(value) }
     }
 
     @usableFromInline override func putError(_ error: E) { state.innerFailed(index, error, downstream) }
@@ -341,6 +359,7 @@ final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendabl
     // `@unchecked Sendable`: immutable.
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let transform: (T) -> Signal<R, E>
     @usableFromInline let promoteError: ((EO) -> E)?
     @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void

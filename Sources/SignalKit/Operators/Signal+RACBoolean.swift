@@ -80,6 +80,7 @@ public func all<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) 
 final class _QuantifierSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
     let downstream: Subscriber<Bool, NoError>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let predicate: (T) -> Bool
     let decisive: Bool
     let done = Synchronization.Atomic<Bool>(false)

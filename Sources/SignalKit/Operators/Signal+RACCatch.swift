@@ -152,6 +152,7 @@ public func tryMap<T, R, E>(
 final class _TryMapSink<T, R, Thrown: Error, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `failed` is atomic; the rest is immutable.
     let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (T) throws(Thrown) -> R
     let mapError: (Thrown) -> E
     let failed = Synchronization.Atomic<Bool>(false)

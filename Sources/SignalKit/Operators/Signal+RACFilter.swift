@@ -223,6 +223,7 @@ public func takeWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
 final class _TakeWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let passes: (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
 
@@ -276,6 +277,7 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 final class _SkipSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `seen` is atomic; the rest is immutable.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let count: Int
     let seen = Synchronization.Atomic<Int>(0)
 
@@ -344,6 +346,7 @@ public func skipUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
 final class _SkipWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `passing` is atomic; the rest is immutable.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let skips: (T) -> Bool
     let passing = Synchronization.Atomic<Bool>(false)
 
@@ -428,6 +431,7 @@ struct _RingBuffer<Element> {
 final class _TakeLastCountSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the ring is guarded by `_GuardedValue`.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let ring: _GuardedValue<_RingBuffer<T>>
 
     init(downstream: Subscriber<T, E>, count: Int) {
@@ -481,6 +485,7 @@ public func firstOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<
 final class _FirstOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let defaultValue: T
     let done = Synchronization.Atomic<Bool>(false)
 
@@ -532,6 +537,7 @@ public func lastOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T
 final class _LastOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the last value is guarded by `_GuardedValue`.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let defaultValue: T
     let last = _GuardedValue<T?>(nil)
 

@@ -124,6 +124,7 @@ public func finally<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal
 final class _DoSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let next: ((T) -> Void)?
     let error: ((E) -> Void)?
     let completed: (() -> Void)?

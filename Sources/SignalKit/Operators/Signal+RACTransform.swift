@@ -177,6 +177,7 @@ final class _ScanSink<T, A, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the accumulator and index are guarded by
     // `_GuardedValue`; the rest is immutable.
     let downstream: Subscriber<A, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let emitsEachStep: Bool
     let reduce: (A, T, Int) -> A
     let state: _GuardedValue<(accumulator: A?, index: Int)>
@@ -239,6 +240,7 @@ public func combinePrevious<T, R, E>(
 final class _CombinePreviousSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `previous` is guarded by `_GuardedValue`.
     let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let reduce: (T, T) -> R
     let previous: _GuardedValue<T>
 
@@ -281,6 +283,7 @@ public func collect<T, E>(_ signal: Signal<T, E>) -> Signal<[T], E> {
 final class _CollectSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `values` is guarded by `_GuardedValue`.
     let downstream: Subscriber<[T], E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let values = _GuardedValue<[T]>([])
 
     init(downstream: Subscriber<[T], E>) {

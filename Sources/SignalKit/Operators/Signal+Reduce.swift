@@ -122,6 +122,7 @@ final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the accumulator is guarded inside
     // `state`.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let combine: (T, T, (T) -> Void) -> T
     let state: _ReduceLeftState<T>
 

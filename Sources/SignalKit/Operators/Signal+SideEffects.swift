@@ -199,6 +199,7 @@ public func withState<T, E, S>(
 final class _BeforeNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: (T) -> R
 
     init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
@@ -217,6 +218,7 @@ final class _BeforeNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 final class _AfterNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: (T) -> R
 
     init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
@@ -235,6 +237,7 @@ final class _AfterNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 final class _BeforeCompletedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: () -> Void
 
     init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
@@ -253,6 +256,7 @@ final class _BeforeCompletedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 final class _AfterCompletedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: () -> Void
 
     init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
@@ -272,6 +276,7 @@ final class _WithStateSink<T, E, S>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source (the
     // state object is the user's, used by the user's hooks).
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state: S
     let next: (T, S) -> Void
     let error: (E, S) -> Void

@@ -125,6 +125,7 @@ final class _TakeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `counter` is a Synchronization.Atomic; the rest
     // is immutable.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let limit: Int
     let counter = Synchronization.Atomic<Int>(0)
 
@@ -152,6 +153,7 @@ final class _TakeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 final class _TakeUntilSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let until: (T) -> SignalTakeAction
 
     init(downstream: Subscriber<T, E>, until: @escaping (T) -> SignalTakeAction) {
@@ -177,6 +179,7 @@ final class _TakeLastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the last value is guarded inside
     // `state`.
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state = _LastValueState<T>()
 
     init(downstream: Subscriber<T, E>) {
@@ -201,6 +204,7 @@ final class _LastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the last value is guarded inside
     // `state`.
     let downstream: Subscriber<T?, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state = _LastValueState<T>()
 
     init(downstream: Subscriber<T?, E>) {

@@ -253,6 +253,7 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
 /// forwarded.
 final class _TimeoutSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let timer: Timer
     let target: _TimeoutTarget<T, E>
 

@@ -63,6 +63,14 @@ struct _StepSlot {
 ///   synchronously finishing steps beyond the first, each step is disposed
 ///   before its successor is subscribed, and the stack holds at most one loop.
 ///
+/// Before subscribing each next step, `advance` checks whether the downstream
+/// has ended (terminated or disposed, transitively up to the user's
+/// subscription: `_SubscriptionBase.hasEnded`); if so the sequence stops
+/// there (DECISIONS §3.9). Without that check, `single(1) |> restart |>
+/// take(3)` would resubscribe forever inside `start`: `take`'s completion
+/// only disposes `restart` once the generators return, which a synchronous
+/// loop never lets them do. SwiftSignalKit has no such check.
+///
 /// Disposal mirrors SwiftSignalKit's order: the current step is disposed
 /// first, and only then is the sequence stopped, so a step that finishes
 /// while being disposed still starts its successor, which is disposed at
@@ -111,9 +119,11 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
     }
 
     /// The current step finished and the next one is due: subscribes it now,
-    /// or lets the running loop do it (see the type's documentation).
-    /// `subscribe` subscribes the next step and returns its handle.
-    final func advance(_ subscribe: () -> any Disposable) {
+    /// or lets the running loop do it (see the type's documentation), unless
+    /// `downstream` has ended. `subscribe` subscribes the next step and
+    /// returns its handle; `downstream` is the subscription the steps
+    /// deliver to (the caller holds its subscriber).
+    final func advance(downstream: _SubscriptionBase, _ subscribe: () -> any Disposable) {
         let first = mutex.withLock { () -> Int? in
             if state.stopped { return nil }
             if state.looping {
@@ -129,6 +139,15 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
         }
         guard var step = first else { return }
         while true {
+            if downstream.hasEnded {
+                // Nothing subscribed from here on can be delivered.
+                mutex.withLock {
+                    state.stopped = true
+                    state.looping = false
+                    state.pending = false
+                }
+                return
+            }
             let handle = subscribe()
             let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Int?) in
                 let toDispose = state.slot.install(handle, step: step)

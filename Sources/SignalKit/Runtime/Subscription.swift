@@ -187,6 +187,32 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
 
     final var isTerminated: Bool { csr_flag_is_terminated(flag) }
 
+    /// Whether this subscription, or one downstream of it, has ended
+    /// (terminated, disposed, or released by its source): the chain of
+    /// SignalKit operator sinks is followed through
+    /// `_Sink.downstreamSubscription` up to the user's callbacks, or up to a
+    /// sink that does not tell. One acquire load per link.
+    ///
+    /// The loop operators (`restart`, `retry`, `then`, `feedbackLoop`, …)
+    /// ask it between iterations (DECISIONS §3.9), never on the per-event
+    /// path. The caller must hold the `Subscriber` of this subscription: that
+    /// keeps every sink on the chain alive (an operator sink is pinned until
+    /// its subscriber dies, and holds its downstream subscriber).
+    final var hasEnded: Bool {
+        var current = self
+        while true {
+            if current.isTerminated { return true }
+            // A user-callback sink ends the chain (and may be released
+            // concurrently once terminated).
+            if current.releasesSinkOnTermination { return false }
+            guard let next = current.sinkDownstreamSubscription() else { return false }
+            current = next
+        }
+    }
+
+    /// The pinned sink's `downstreamSubscription` (see `hasEnded`).
+    func sinkDownstreamSubscription() -> _SubscriptionBase? { nil }
+
     /// A handle on the terminated state that does not retain the
     /// subscription; see `_TerminationProbe`.
     final var terminationProbe: _TerminationProbe { _TerminationProbe(flag: flag) }
@@ -439,6 +465,10 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         Unmanaged<_Sink<T, E>>.fromOpaque(sinkReference.toOpaque())
     }
 
+    override func sinkDownstreamSubscription() -> _SubscriptionBase? {
+        sink._withUnsafeGuaranteedRef { $0.downstreamSubscription }
+    }
+
     // MARK: Delivery
 
     @usableFromInline
@@ -597,6 +627,15 @@ class _Sink<T, E>: @unchecked Sendable {
     @usableFromInline func putNext(_ value: T) {}
     @usableFromInline func putError(_ error: E) {}
     @usableFromInline func putCompletion() {}
+
+    /// The subscription this sink delivers to, when everything it does is
+    /// for that one downstream subscription (so that once it has ended, the
+    /// sink's upstream work is useless); nil otherwise. Read only by the
+    /// loop operators between iterations (`_SubscriptionBase.hasEnded`),
+    /// never per event. Sinks return the subscription of a `Subscriber` they
+    /// hold in a `let`, which keeps it (and, transitively, its pinned sink)
+    /// alive while the caller holds this sink's subscriber.
+    var downstreamSubscription: _SubscriptionBase? { nil }
 }
 
 /// The sink of `start(next:error:completed:)`: the user's callbacks.

@@ -15,6 +15,9 @@ import SignalKitTesting
 /// then completes downstream. Like `take`, it does not stop the upstream
 /// before the upstream's generator returns (termination does not travel
 /// upstream), which is what SwiftSignalKit's `then`/`restart` tests rely on.
+/// Unlike SignalKit's `take`, it subscribes with `start(next:…)`, so the loop
+/// operators cannot see that its downstream ended (DECISIONS §3.9 applies to
+/// SignalKit's own operators); the tests using it keep SwiftSignalKit's logs.
 func firstValueOnlyForCatchMetaTests<T, E>() -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in

@@ -157,6 +157,10 @@ import Testing
         // Spec §4.12: with take(1) downstream the second subscription is made
         // (termination does not travel upstream) and disposed when the
         // generators return. Same log as SwiftSignalKit.
+        // The stand-in restarts the signal with `start(next:…)`, which hides
+        // its downstream from SignalKit; with SignalKit's own `take(1)` the
+        // loop sees the downstream end and makes no second subscription
+        // (DECISIONS §3.9, LoopTerminationTests.takeOneAfterRestartSubscribesOnce).
         let log = EventLog()
         let a = ScriptedSource<Int, String>("a", log: log) { index, subscriber in
             if index == 1 {

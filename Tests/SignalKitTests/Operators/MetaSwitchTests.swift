@@ -155,6 +155,28 @@ import Testing
         #expect(a.disposeCount == 1 && b.disposeCount == 1 && c.disposeCount == 1)
     }
 
+    @Test func anInnerIsActiveUntilItsOwnSubscriptionReturns() {
+        // Issue #9 item 4: the active inner is decided with its subscription.
+        // b's generator makes the outer emit c (c replaces b), then sends 7:
+        // b's subscription is still being made, so 7 is delivered; after it
+        // returned, b is silent.
+        let log = EventLog()
+        let outer = TestSource<Inner, String>("o", log: log)
+        let c = TestSource<Int, String>("c", log: log)
+        let b = TestSource<Int, String>("b", log: log) { subscriber in
+            outer.putNext(c.signal)
+            subscriber.putNext(7)
+        }
+        let handle = log.start(outer.signal |> switchToLatest)
+        outer.putNext(b.signal)
+        #expect(log.take() == ["o.subscribe#1", "b.subscribe#1", "c.subscribe#1", "next 7", "b.dispose#1"])
+        b.putNext(8)
+        c.putNext(3)
+        #expect(log.take() == ["next 3"])
+        handle.dispose()
+        #expect(b.disposeCount == 1 && c.disposeCount == 1)
+    }
+
     @Test func eventsOfTheCurrentInnerWhileTheOutputIsDisposedAreDelivered() {
         let log = EventLog()
         let inner = Signal<Int, String> { subscriber in
