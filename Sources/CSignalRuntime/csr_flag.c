@@ -33,6 +33,10 @@ bool csr_flag_terminate(csr_flag *flag) {
     return (csr_fetch_or_full(&flag->state, CSR_FLAG_TERMINATED) & CSR_FLAG_TERMINATED) == 0;
 }
 
+uintptr_t csr_flag_terminate_setting(csr_flag *flag, uintptr_t bits) {
+    return (uintptr_t)csr_fetch_or_full(&flag->state, (AO_t)(bits | CSR_FLAG_TERMINATED));
+}
+
 uintptr_t csr_flag_set_bits(csr_flag *flag, uintptr_t bits) {
     return (uintptr_t)csr_fetch_or_full(&flag->state, (AO_t)bits);
 }

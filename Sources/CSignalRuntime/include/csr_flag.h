@@ -109,6 +109,15 @@ bool csr_flag_is_terminated(const csr_flag *flag);
 /// Ownership: none. Thread safety: any thread, concurrently.
 CSR_WARN_UNUSED bool csr_flag_terminate(csr_flag *flag);
 
+/// The terminal transition together with CSR_FLAG_USER* `bits`, in one
+/// read-modify-write: returns the previous state, so the caller performed the
+/// transition iff TERMINATED is clear in the result. Any later load or RMW of
+/// the state that sees TERMINATED from this call also sees `bits` (SignalKit
+/// uses that to hand work to a thread that is about to terminate).
+/// Ordering: full when it writes; an acquire load when all were set.
+/// Ownership: none. Thread safety: any thread, concurrently.
+uintptr_t csr_flag_terminate_setting(csr_flag *flag, uintptr_t bits);
+
 /// Atomically ORs `bits` into the state and returns the previous bits.
 /// Use it for CSR_FLAG_USER* markers; setting TERMINATED or RELEASED this way
 /// bypasses the guard's bookkeeping.

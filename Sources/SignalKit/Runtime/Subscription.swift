@@ -77,10 +77,10 @@ private let _handleDisposedBit = UInt(CSR_FLAG_USER0)
 private let _keepAliveBit = UInt(CSR_FLAG_USER1)
 private let _countedBit = UInt(CSR_FLAG_USER2)
 private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
-/// The handle's `dispose()` finished its own releases.
-private let _disposeFinishedBit = UInt(CSR_FLAG_USER4)
-/// The `Subscriber` died (the source released it).
-private let _subscriberGoneBit = UInt(CSR_FLAG_USER5)
+/// The `Subscriber` died (the source released it) while the handle's
+/// `dispose()` was disposing the generator's disposable; that `dispose()`
+/// does the subscriber's release work once the disposable has returned.
+private let _subscriberGoneBit = UInt(CSR_FLAG_USER4)
 
 /// Words of tail storage: the flag, then the slot.
 private let _flagWords = Int(CSR_FLAG_SIZE) / 8
@@ -228,7 +228,8 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         let state = csr_flag_load(flag)
         if state & UInt(CSR_FLAG_TERMINATED) != 0 { return false }
         if csr_slot_peek(slot) != nil { return true }
-        return state & _handleDisposedBit != 0 && state & _disposeFinishedBit == 0
+        // Not terminated, so a `dispose()` that began is still disposing it.
+        return state & _handleDisposedBit != 0
     }
 
     /// Whether the subscription still holds a source entry (tests).
@@ -387,16 +388,30 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         // only mark the handle disposed here; terminate afterwards.
         guard csr_flag_set_bits(flag, _handleDisposedBit) & _handleDisposedBit == 0 else { return }
         closeAndDisposeGeneratorDisposable()
-        _ = csr_flag_terminate(flag)
+        // The terminal transition, returning the state it found: that state
+        // (plus TERMINATED) serves every check below without another load.
+        let state = csr_flag_terminate_setting(flag, 0) | UInt(CSR_FLAG_TERMINATED)
+        // Hand-off with `subscriberReleased`, settled by the order of the
+        // read-modify-writes on the state word: a subscriber that died before
+        // our transition terminated and set its bit in one RMW, so `state`
+        // shows it and its release work is ours, now that the generator's
+        // disposable has returned; one that died after it does its own work.
+        if state & _subscriberGoneBit != 0 {
+            // The subscriber is gone, so no delivery can be in flight: the
+            // callbacks go unconditionally (pinned sinks too, as at the
+            // subscriber's death), then the keep-alive objects, then the
+            // reference to the (already removed) source entry.
+            if csr_flag_claim_release_unguarded(flag) { releaseSink() }
+            if state & _keepAliveBit != 0 { _ = takeKeepAlive() }
+            if hasSourceEntry { _ = takeSourceEntry() }
+            return
+        }
         // Whoever terminated, the callbacks go now unless a delivery is inside
         // (it releases them when it leaves) or they went already.
-        if releasesSinkOnTermination && csr_flag_claim_release(flag) { releaseSink() }
-        _ = takeKeepAlive()
-        // Hand-off with `subscriberReleased`: both set their bit with an RMW
-        // on the same word, so whichever comes second sees the other's.
-        if csr_flag_set_bits(flag, _disposeFinishedBit) & _subscriberGoneBit != 0 {
-            finishSubscriberRelease(handleReleased: false)
+        if releasesSinkOnTermination && state & UInt(CSR_FLAG_RELEASED) == 0 && csr_flag_claim_release(flag) {
+            releaseSink()
         }
+        if state & _keepAliveBit != 0 { _ = takeKeepAlive() }
     }
 
     /// The subscriber died (the source dropped it): end the subscription
@@ -406,16 +421,29 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     /// order: disposable, keep-alive objects, callbacks). While the handle's
     /// `dispose()` is running, it does this work instead, once the generator's
     /// disposable has returned (see `dispose()`).
-    @usableFromInline
+    @usableFromInline @inline(never)
     final func subscriberReleased(handleReleased: Bool) {
-        let previous = csr_flag_set_bits(flag, _subscriberGoneBit)
-        if previous & _handleDisposedBit != 0 && previous & _disposeFinishedBit == 0 { return }
+        let flag = self.flag
+        // A handle `dispose()` between its start and its terminal transition
+        // is (or may be) running the generator's disposable, possibly the very
+        // code that released us: terminate, and leave the rest of the work to
+        // it with the bit set in the same RMW (its load after its own
+        // transition attempt sees both). If it reached the transition first,
+        // the result shows TERMINATED and we do the work. One RMW, as the
+        // plain termination below would cost; the common paths (no dispose
+        // running, or the subscription already ended) add one load.
+        let state = csr_flag_load(flag)
+        if state & _handleDisposedBit != 0 && state & UInt(CSR_FLAG_TERMINATED) == 0 {
+            let previous = csr_flag_terminate_setting(flag, _subscriberGoneBit)
+            if previous & UInt(CSR_FLAG_TERMINATED) == 0 { return }
+        }
         finishSubscriberRelease(handleReleased: handleReleased)
     }
 
     /// The release work of a dead subscriber. Idempotent: every step takes
     /// what it releases (the flag's claim, the slot, the entry bit, the
     /// keep-alive list).
+    @inline(__always)
     private final func finishSubscriberRelease(handleReleased: Bool) {
         let flag = self.flag
         _ = csr_flag_terminate(flag)
@@ -499,41 +527,51 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     @usableFromInline
     func putError(_ error: E) {
         let flag = self.flag
-        let keptAlive: _KeepAliveList?
         if releasesSinkOnTermination {
-            guard let (handler, taken) = beginGuardedTermination({ $0.error }) else { return }
-            keptAlive = taken
+            guard let (handler, keptAlive) = beginGuardedTermination({ $0.error }) else { return }
+            if let keptAlive { return finishTermination(keepingAlive: keptAlive) { handler?(error) } }
             handler?(error)
         } else {
             guard csr_flag_terminate(flag) else {
                 _ = takeKeepAlive()
                 return
             }
-            keptAlive = takeKeepAlive()
+            if let keptAlive = takeKeepAlive() {
+                return finishTermination(keepingAlive: keptAlive) { sink._withUnsafeGuaranteedRef { $0.putError(error) } }
+            }
             sink._withUnsafeGuaranteedRef { $0.putError(error) }
         }
-        // The taken keep-alive objects die after the disposal, not before.
-        withExtendedLifetime(keptAlive) { closeAndDisposeGeneratorDisposable() }
+        closeAndDisposeGeneratorDisposable()
     }
 
     @usableFromInline
     func putCompletion() {
         let flag = self.flag
-        let keptAlive: _KeepAliveList?
         if releasesSinkOnTermination {
-            guard let (handler, taken) = beginGuardedTermination({ $0.completed }) else { return }
-            keptAlive = taken
+            guard let (handler, keptAlive) = beginGuardedTermination({ $0.completed }) else { return }
+            if let keptAlive { return finishTermination(keepingAlive: keptAlive) { handler?() } }
             handler?()
         } else {
             guard csr_flag_terminate(flag) else {
                 _ = takeKeepAlive()
                 return
             }
-            keptAlive = takeKeepAlive()
+            if let keptAlive = takeKeepAlive() {
+                return finishTermination(keepingAlive: keptAlive) { sink._withUnsafeGuaranteedRef { $0.putCompletion() } }
+            }
             sink._withUnsafeGuaranteedRef { $0.putCompletion() }
         }
-        // The taken keep-alive objects die after the disposal, not before.
-        withExtendedLifetime(keptAlive) { closeAndDisposeGeneratorDisposable() }
+        closeAndDisposeGeneratorDisposable()
+    }
+
+    /// The rest of a terminal call when keep-alive objects were taken with
+    /// the transition (out of line: the common path carries nothing across
+    /// the user's callback): the callback, the disposal, then the objects.
+    @inline(never)
+    private func finishTermination(keepingAlive keptAlive: _KeepAliveList, _ callback: () -> Void) {
+        callback()
+        closeAndDisposeGeneratorDisposable()
+        withExtendedLifetime(keptAlive) {}
     }
 
     /// The terminal transition for a closure sink: wins the transition,
