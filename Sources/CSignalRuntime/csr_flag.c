@@ -1,12 +1,16 @@
 #include "csr_flag.h"
 #include "csr_atomic.h"
+#include "csr_barrier.h"
+
+#include <pthread.h>
 
 struct csr_flag {
     /// CSR_FLAG_* bits.
     volatile AO_t state;
     /// Slow-path readers inside the guard.
     volatile AO_t readers;
-    /// 1 while a fast-path reader is inside the guard.
+    /// The thread (`pthread_self()`, never 0) of the fast-path reader inside
+    /// the guard, 0 when none is.
     volatile AO_t busy;
     /// The spinlock: 0 free, 1 held.
     volatile AO_t lock;
@@ -49,15 +53,30 @@ void csr_flag_lock(csr_flag *flag) { csr_spin_lock(&flag->lock); }
 
 void csr_flag_unlock(csr_flag *flag) { csr_spin_unlock(&flag->lock); }
 
-/// The claim itself: no reader inside and RELEASED not yet set. The loads of
-/// `readers` and `busy` follow a full read-modify-write in every caller but
-/// the fast exit (a terminate, a slow exit) and are sequentially consistent,
-/// so that they cannot be satisfied before that RMW's store is visible (see
-/// `csr_load_seq_cst`). After a fast exit (a release store) they may be: see
-/// the header's note on the missed-claim race, which can only delay a
-/// release, never advance it.
+/// The claim itself: no reader inside and RELEASED not yet set.
+///
+/// Slow-path readers leave with a full RMW and then a sequentially
+/// consistent load of the state; so does every caller here (a terminate, a
+/// slow exit) before these sequentially consistent loads: that Dekker pairing
+/// is sound, one side sees the other. A fast-path reader leaves with a
+/// release store and then a load, which the hardware may reorder (x86 store
+/// buffering): it can miss TERMINATED while we still see it inside. Rather
+/// than pay a fence on every delivery, the rare terminator that finds a fast
+/// reader inside pays for it: unless that reader is its own thread (whose
+/// exit comes later in program order and sees TERMINATED), it runs a
+/// process-wide barrier (`csr_heavy_barrier`) and looks again. After the
+/// barrier the reader either has left, its store visible (we claim; if its
+/// load saw TERMINATED too, the RELEASED bit decides between us), or has not
+/// stored yet, and then its later load sees TERMINATED (it claims). Where the
+/// barrier is unavailable the release waits for the owner's final
+/// `csr_flag_claim_release_unguarded` (see the header).
 static bool csr_flag_try_claim(csr_flag *flag) {
-    if (csr_load_seq_cst(&flag->readers) != 0 || csr_load_seq_cst(&flag->busy) != 0) return false;
+    if (csr_load_seq_cst(&flag->readers) != 0) return false;
+    AO_t busy = csr_load_seq_cst(&flag->busy);
+    if (busy != 0) {
+        if (busy == csr_self() || !csr_heavy_barrier()) return false;
+        if (csr_load_seq_cst(&flag->readers) != 0 || csr_load_seq_cst(&flag->busy) != 0) return false;
+    }
     return (csr_fetch_or_full(&flag->state, CSR_FLAG_RELEASED) & CSR_FLAG_RELEASED) == 0;
 }
 
@@ -65,7 +84,7 @@ int csr_flag_enter(csr_flag *flag) {
     // Cheap early exit for the common terminated case.
     if (AO_load_acquire(&flag->state) & CSR_FLAG_TERMINATED) return CSR_ENTER_TERMINATED;
     int ticket;
-    if (AO_compare_and_swap_full(&flag->busy, 0, 1)) {
+    if (AO_compare_and_swap_full(&flag->busy, 0, csr_self())) {
         ticket = CSR_ENTER_FAST;
     } else {
         (void)AO_fetch_and_add1_full(&flag->readers);
