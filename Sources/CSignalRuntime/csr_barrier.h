@@ -35,4 +35,19 @@ static inline AO_t csr_self(void) {
 /// Ownership: none. Thread safety: any thread, concurrently.
 bool csr_heavy_barrier(void);
 
+/// 0 until `csr_heavy_barrier_prepare` ran, then 1 when `csr_heavy_barrier`
+/// works here and 2 when it does not. Never changes after that.
+extern volatile AO_t csr_heavy_barrier_state;
+
+/// Decides (once per process) whether `csr_heavy_barrier` works, registering
+/// for it. `csr_flag_init` calls it, so every flag's readers know the answer
+/// before they can enter. Ordering: release store of the state.
+/// Ownership: none. Thread safety: any thread, concurrently.
+void csr_heavy_barrier_prepare(void);
+
+/// Whether the terminator side has the heavy barrier; when not, readers pay
+/// a full fence when they leave instead. Ordering: none needed (the state was
+/// published before any flag existed). Thread safety: any thread.
+static inline bool csr_heavy_barrier_is_available(void) { return AO_load(&csr_heavy_barrier_state) == 1; }
+
 #endif

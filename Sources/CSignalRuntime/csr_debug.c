@@ -1,4 +1,3 @@
-#include "csr_barrier.h"
 #include "csr_debug.h"
 #include "csr_debug_internal.h"
 
@@ -11,8 +10,6 @@ size_t csr_debug_live_bags(void) { return AO_load(&csr_debug_bags); }
 size_t csr_debug_live_arrays(void) { return AO_load(&csr_debug_arrays); }
 size_t csr_debug_retired_items(void) { return AO_load(&csr_debug_retired); }
 size_t csr_debug_retired_arrays(void) { return AO_load(&csr_debug_retired_array_counter); }
-
-bool csr_debug_heavy_barrier_available(void) { return csr_heavy_barrier(); }
 
 volatile AO_t csr_debug_hook = 0;
 volatile AO_t csr_debug_hook_context = 0;

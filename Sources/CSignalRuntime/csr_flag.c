@@ -21,6 +21,7 @@ _Static_assert(sizeof(struct csr_flag) == CSR_FLAG_SIZE, "CSR_FLAG_SIZE is stale
 size_t csr_flag_size(void) { return sizeof(struct csr_flag); }
 
 void csr_flag_init(csr_flag *flag) {
+    if (AO_load(&csr_heavy_barrier_state) == 0) csr_heavy_barrier_prepare();
     flag->state = 0;
     flag->readers = 0;
     flag->busy = 0;
@@ -68,8 +69,8 @@ void csr_flag_unlock(csr_flag *flag) { csr_spin_unlock(&flag->lock); }
 /// barrier the reader either has left, its store visible (we claim; if its
 /// load saw TERMINATED too, the RELEASED bit decides between us), or has not
 /// stored yet, and then its later load sees TERMINATED (it claims). Where the
-/// barrier is unavailable the release waits for the owner's final
-/// `csr_flag_claim_release_unguarded` (see the header).
+/// barrier is unavailable, fast readers fence when they leave instead, and
+/// the plain Dekker argument holds.
 static bool csr_flag_try_claim(csr_flag *flag) {
     if (csr_load_seq_cst(&flag->readers) != 0) return false;
     AO_t busy = csr_load_seq_cst(&flag->busy);
@@ -104,6 +105,9 @@ int csr_flag_enter(csr_flag *flag) {
 bool csr_flag_exit(csr_flag *flag, int ticket) {
     if (ticket == CSR_ENTER_FAST) {
         AO_store_release(&flag->busy, 0);
+        // Without the terminator's heavy barrier, close the store-load window
+        // here (see csr_flag_try_claim). A predictable branch otherwise.
+        if (!csr_heavy_barrier_is_available()) AO_nop_full();
     } else {
         (void)AO_fetch_and_sub1_full(&flag->readers);
     }

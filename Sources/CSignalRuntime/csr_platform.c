@@ -26,23 +26,28 @@ bool csr_is_main_thread(void) { return pthread_main_np() != 0; }
 #if defined(__linux__) && __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
 
-/// 0: not tried yet, 1: registered, 2: unavailable. Racing first callers may
-/// both register, which the kernel accepts.
-static volatile AO_t csr_membarrier_state = 0;
+volatile AO_t csr_heavy_barrier_state = 0;
+
+void csr_heavy_barrier_prepare(void) {
+    if (AO_load_acquire(&csr_heavy_barrier_state) != 0) return;
+    // Racing first callers may both register, which the kernel accepts; they
+    // reach the same answer.
+    long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    bool usable = supported >= 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
+        && syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    AO_store_release(&csr_heavy_barrier_state, usable ? 1 : 2);
+}
 
 bool csr_heavy_barrier(void) {
-    AO_t state = AO_load_acquire(&csr_membarrier_state);
-    if (state == 0) {
-        long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-        bool usable = supported >= 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
-            && syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-        state = usable ? 1 : 2;
-        AO_store_release(&csr_membarrier_state, state);
-    }
-    if (state != 1) return false;
+    csr_heavy_barrier_prepare();
+    if (AO_load_acquire(&csr_heavy_barrier_state) != 1) return false;
     AO_nop_full();
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 #else
+volatile AO_t csr_heavy_barrier_state = 2;
+
+void csr_heavy_barrier_prepare(void) {}
+
 bool csr_heavy_barrier(void) { return false; }
 #endif

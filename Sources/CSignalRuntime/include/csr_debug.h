@@ -28,11 +28,6 @@ size_t csr_debug_retired_items(void);
 /// Ordering: relaxed. Thread safety: any thread.
 size_t csr_debug_retired_arrays(void);
 
-/// Whether the process-wide barrier that closes the flag's missed-claim
-/// window (`membarrier` on Linux) is available here; runs it once. For tests.
-/// Ordering: a full fence. Ownership: none. Thread safety: any thread.
-bool csr_debug_heavy_barrier_available(void);
-
 /// Interleaving points (`csr_debug_set_interleaving_hook`).
 /// `csr_bag_remove` retired an item (a reader was inside) and has not yet
 /// advanced the epochs or published the retirement.

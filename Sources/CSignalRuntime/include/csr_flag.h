@@ -28,10 +28,12 @@
 // (Linux `membarrier`, about 0.4 µs, only on this contended path) and looks
 // again, so the callbacks of a disposed subscription are released by the
 // dispose or by the delivery that was inside, without waiting for another
-// event. Where `membarrier` is unavailable (not Linux, seccomp), the release
-// in that window waits for the owner's final
-// `csr_flag_claim_release_unguarded`, which runs when no reader can exist
-// (SignalKit: the subscriber's or subscription's deinitialisation).
+// event. Where `membarrier` is unavailable (not Linux, a seccomp filter),
+// decided once per process when the first flag is initialised, fast readers
+// pay a full fence when they leave instead. The owner's final
+// `csr_flag_claim_release_unguarded` (when no reader can exist any more:
+// SignalKit's deinitialisation) remains the backstop for resources whose
+// release nobody claimed, e.g. a subscription that never terminated.
 //
 // Store-load order. The guard is a Dekker pairing: a reader announces itself
 // (a full RMW on `busy` or `readers`), then loads the state; a terminator
