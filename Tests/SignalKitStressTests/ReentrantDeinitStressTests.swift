@@ -2,8 +2,9 @@ import SignalKit
 import SignalKitTesting
 import Testing
 
-// DECISIONS §3.6 under contention: threads replace values whose deinit
-// re-enters the container that releases them (subscribe, set, putNext).
+// No deadlock on re-entrant deinit (see ReentrantDeinitTests), under
+// contention: threads replace values whose deinit re-enters the container
+// that releases them (subscribe, set, putNext).
 // A deadlock hangs the run; the live-object counters must return to zero.
 
 /// Runs `action` from its deinit; counted by `LeakCheck` through `tracked`.

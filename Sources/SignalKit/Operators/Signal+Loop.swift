@@ -116,7 +116,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         guard enters else { return }
         while true {
             // Stop when disposed, or when the downstream has ended
-            // (DECISIONS §3.9).
+            // (loops stop when their downstream stops).
             guard !control.isDisposed, !downstream._hasEnded else {
                 lock.withLock { running = false }
                 return
