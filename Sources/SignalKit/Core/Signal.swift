@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A cold stream of values of type `T` that may fail with `E`.
 ///
 /// A signal stores only its generator. Each `start` runs the generator once,

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Catch: recovering from errors (`catch`, `retry`, `restartIfError`,
 // `restartOrMapError`) and resubscribing on completion (`restart`,
 // `recurse`).

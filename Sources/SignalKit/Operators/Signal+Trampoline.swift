@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // The engine of the operators that subscribe one signal after another when
 // the previous one finishes: `restart`, `recurse`, `restartIfError`,
 // `restartOrMapError` (Catch) and `then` (Meta). SwiftSignalKit subscribes the
