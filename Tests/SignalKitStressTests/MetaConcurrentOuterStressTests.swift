@@ -1,6 +1,12 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SignalKit
 import SignalKitTesting
 import Synchronization
