@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 //===----------------------------------------------------------------------===//
-// signalkit-bench: SignalKit's benchmark suite (workloads W1–W9 of
-// shared/bench/workloads.md) against OpenCombine and hand-written floors,
+// signalkit-bench: SignalKit's benchmark suite (workloads W1–W9,
+// defined in Sources/signalkit-bench/Workloads.swift) against OpenCombine and hand-written floors,
 // interleaved in one process. A separate package so that benchmark
 // dependencies never enter SignalKit's dependency graph.
 //===----------------------------------------------------------------------===//

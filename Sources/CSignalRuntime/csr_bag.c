@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #include "csr_bag.h"
 #include "csr_atomic.h"
 #include "csr_debug_internal.h"

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #include "csr_flag.h"
 #include "csr_atomic.h"
 #include "csr_barrier.h"

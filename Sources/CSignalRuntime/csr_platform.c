@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #define _GNU_SOURCE
 #include "csr_platform.h"
 

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 public import SignalKit
 
 /// An ordered, thread-safe log of events as strings, for exact event-log

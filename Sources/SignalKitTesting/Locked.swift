@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 
 /// A value behind a pthread mutex (SignalKit's `Atomic`).

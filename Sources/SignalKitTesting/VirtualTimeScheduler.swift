@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 public import SignalKit
 import Synchronization
 
@@ -8,9 +10,10 @@ import Synchronization
 /// let scheduler = VirtualTimeScheduler()
 /// let queue = scheduler.makeQueue(name: "timer")
 /// let log = EventLog()
-/// let handle = Signal<Int, NoError>.single(1) |> delay(2.0, queue: queue) |> log.start
+/// let handle = log.start(Signal<Int, NoError>.single(1) |> delay(2.0, queue: queue))
 /// scheduler.advance(by: 1.9)   // nothing yet
 /// scheduler.advance(by: 0.1)   // "next 1", "completed"
+/// handle.dispose()
 /// ```
 ///
 /// Work scheduled on the scheduler's queues runs only inside `advance(by:)`,

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import CSignalRuntime
 
 /// A heap-allocated item with a canary. Readers read the canary during walks;

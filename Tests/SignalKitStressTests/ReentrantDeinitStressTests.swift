@@ -1,9 +1,12 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
 
-// DECISIONS §3.6 under contention: threads replace values whose deinit
-// re-enters the container that releases them (subscribe, set, putNext).
+// No deadlock on re-entrant deinit (see ReentrantDeinitTests), under
+// contention: threads replace values whose deinit re-enters the container
+// that releases them (subscribe, set, putNext).
 // A deadlock hangs the run; the live-object counters must return to zero.
 
 /// Runs `action` from its deinit; counted by `LeakCheck` through `tracked`.

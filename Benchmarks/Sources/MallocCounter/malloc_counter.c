@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // A malloc-counting interposer for the benchmark's allocation pass.
 //
 // Loaded with LD_PRELOAD, it defines the allocation entry points, counts each

@@ -1,5 +1,7 @@
-// The workload registry: ids, units, sizes and the targets of
-// shared/bench/workloads.md. Workload definitions are fixed: change one only
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// The workload registry: ids, units, sizes and SignalKit's targets, the
+// definition of each workload. Workload definitions are fixed: change one only
 // by adding a new one, so that figures stay comparable over time.
 
 /// SignalKit's target on a workload.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 //===----------------------------------------------------------------------===//
 // csr_debug: live-object counters, compiled in always. Each costs one relaxed
 // fetch-and-add per create/destroy; leak tests compare them before and after.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 //===----------------------------------------------------------------------===//
 // csr_flag: the spinlock-protected terminated flag of one subscription.
 //

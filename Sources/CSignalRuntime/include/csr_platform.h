@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 //===----------------------------------------------------------------------===//
 // csr_platform: small platform queries SignalKit needs and Swift cannot
 // express portably.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 //===----------------------------------------------------------------------===//
 // csr_slot: the atomic disposable slot (SignalKit's MetaDisposable and the
 // generator-disposable slot of every subscription).

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Bridges from signals to Swift concurrency.
 //
 // * `get()`: SwiftSignalKit's accessor, kept as it is: the first value of a

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// An action that turns an input into work and publishes the work's state:
 /// ReactiveCocoa's `RACCommand`.
 ///

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// How a ``Command`` execution failed: the command was not enabled (nothing
 /// ran), or the work failed.
 public enum CommandError<E> {

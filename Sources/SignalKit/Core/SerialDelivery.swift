@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Serial delivery to one downstream subscriber from several sources.
 //
 // A `Subscriber` does not serialise its callers: whoever feeds it must call it

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A cold stream of values of type `T` that may fail with `E`.
 ///
 /// A signal stores only its generator. Each `start` runs the generator once,
@@ -13,7 +15,7 @@
 ///     subscriber.putCompletion()
 ///     return EmptyDisposable
 /// }
-/// let handle = numbers |> map { $0 * 10 } |> start(next: { print($0) })
+/// let handle = (numbers |> map { $0 * 10 }).start(next: { print($0) })   // 10, 20
 /// ```
 ///
 /// `@unchecked Sendable`: a signal is immutable; its generator may run on any
@@ -24,10 +26,10 @@ public final class Signal<T, E>: @unchecked Sendable {
     @usableFromInline let generator: (Subscriber<T, E>) -> any Disposable
 
     /// How the signal was built, for the operators that flatten nested
-    /// compositions to stay stack-safe (DECISIONS §3.1): a `then` signal keeps
-    /// its chain of segments and `deferred` its factory, so that a chain of a
-    /// million `then`s is subscribed by one loop instead of a million nested
-    /// generators. nil for every other signal. Set and read only by
+    /// compositions to stay stack-safe (any length in constant stack): a
+    /// `then` signal keeps its chain of segments and `deferred` its factory,
+    /// so that a chain of a million `then`s is subscribed by one loop instead
+    /// of a million nested generators. nil for every other signal. Set and read only by
     /// `Operators/Signal+Meta*.swift`; the generator alone defines behaviour.
     @usableFromInline let composition: _SignalComposition<T, E>?
 

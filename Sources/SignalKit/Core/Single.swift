@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A signal that sends `value` and completes (`Signal.single`).
 public func single<T, E>(_ value: T, _ errorType: E.Type) -> Signal<T, E> {
     Signal<T, E>.single(value)

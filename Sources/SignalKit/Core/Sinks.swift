@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Sinks shared by many operators.
 
 /// Forwards every event to a downstream subscriber unchanged.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// The receiving end of a subscription: what a signal's generator calls.
 ///
 /// Grammar: any number of `putNext`, then at most one `putError` or

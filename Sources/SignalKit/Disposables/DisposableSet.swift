@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A set of disposables disposed together, in insertion order.
 ///
 /// * `add` after `dispose()` disposes the new disposable at once.

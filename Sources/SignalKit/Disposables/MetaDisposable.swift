@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// Holds one replaceable disposable ("serial disposable").
 ///
 /// * `set(d)` stores `d` and then disposes the previous disposable, even when

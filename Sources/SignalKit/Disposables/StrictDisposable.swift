@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A disposable that must be disposed before it is released.
 ///
 /// Every `dispose()` is forwarded to the wrapped disposable (it is not

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// Disposes what was added to it when it ends: when ``end()`` is called, or
 /// when it is deallocated.
 ///

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // The replay family: hot signals that remember what their source sent
 // (RAC's -replay, -replayLast, -replayLazily).
 

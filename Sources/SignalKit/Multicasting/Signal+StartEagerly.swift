@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Hot signals from a block run once on a queue (RAC's
 // +startEagerlyWithScheduler:block: and +startLazilyWithScheduler:block:),
 // built on `replay` / `replayLazily`.

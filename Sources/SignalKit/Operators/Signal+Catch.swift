@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Catch: recovering from errors (`catch`, `retry`, `restartIfError`,
 // `restartOrMapError`) and resubscribing on completion (`restart`,
 // `recurse`).
@@ -98,7 +100,7 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
 /// - Downstream end: before each resubscription the downstream is checked;
 ///   once it has ended (terminated, e.g. by `take(n)` or `takeUntil`, or
 ///   disposed) nothing more is subscribed, so `single(1) |> restart |>
-///   take(3)` subscribes three times and returns (DECISIONS §3.9;
+///   take(3)` subscribes three times and returns (<doc:Deviations>;
 ///   SwiftSignalKit never returns). The same holds for `recurse`,
 ///   `restartIfError`, `restartOrMapError` and every `retry`.
 public func restart<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
@@ -389,7 +391,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     }
 
     /// Subscribes the source, unless disposed or the downstream has ended
-    /// (DECISIONS §3.9).
+    /// (a loop never resubscribes for an ended downstream).
     func subscribe(_ downstream: Subscriber<T, R>) {
         guard !downstream._hasEnded else { return }
         let next = mutex.withLock { () -> (Int, Signal<T, E>)? in
@@ -451,7 +453,7 @@ final class _RetrySink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     override func putError(_ error: E) {
         let policy = run.policy
         if policy.retryOnError(error), let delay = run.nextDelay() {
-            // No wait for a downstream that has ended (DECISIONS §3.9).
+            // No wait for a downstream that has ended: loops stop when it stops.
             guard !downstream._hasEnded else { return }
             run.resubscribe(after: delay, downstream)
         } else if let forwardError = policy.forwardError {

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Combine: `combineLatest`.
 //
 // One engine serves all 27 public forms (arities 2…26 in the generated

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import Synchronization
 
 // Loop: `feedbackLoop`, SwiftSignalKit's repeat-until-nil loop over signals.
@@ -116,7 +118,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         guard enters else { return }
         while true {
             // Stop when disposed, or when the downstream has ended
-            // (DECISIONS §3.9).
+            // (loops stop when their downstream stops).
             guard !control.isDisposed, !downstream._hasEnded else {
                 lock.withLock { running = false }
                 return

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Mapping: transforming values (`map`, `filter`, `flatMap`), errors
 // (`mapError`, `castError`) and dropping repeats (`distinctUntilChanged`).
 // Every operator here subscribes upstream synchronously and returns the

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Materialize: events as values and back. SwiftSignalKit's names are the
 // reverse of Rx's: `dematerialize` turns events INTO values (Rx's
 // `materialize`), `materialize` turns values back into events (Rx's

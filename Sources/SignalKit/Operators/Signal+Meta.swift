@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import Synchronization
 
 // Meta: signals of signals (`switchToLatest`, `queue`, `throttled` and their
@@ -201,7 +203,7 @@ final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// - Termination: completes when `nextSignal` completes; fails when either
 ///   fails. When the downstream has already ended (terminated or disposed,
 ///   e.g. by `take(1)` during a synchronous first part), `nextSignal` is not
-///   subscribed (DECISIONS §3.9; SwiftSignalKit subscribes it, then disposes
+///   subscribed (<doc:Deviations>; SwiftSignalKit subscribes it, then disposes
 ///   it when the generators return). This check sees through SignalKit's
 ///   operators, not through a hand-written generator that restarts the
 ///   signal with `start`.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,7 +11,8 @@ import Darwin
 // How a `then` or `deferred` signal was built (`Signal.composition`), so that
 // `then` can subscribe a chain of any length, nested `then`s and recursive
 // `deferred { … |> then(…) }` loops included, from one loop in constant stack
-// (DECISIONS §3.1) instead of one nested generator per segment.
+// (a million segments must not grow it) instead of one nested generator per
+// segment.
 
 /// How a signal was built, when that lets `then` flatten the nesting:
 /// `_ThenChain` for a `then` signal, `_DeferredComposition` for `deferred`.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import Synchronization
 
 // RACBoolean: ReactiveCocoa's predicates over a whole signal (`any`,

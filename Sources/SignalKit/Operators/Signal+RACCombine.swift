@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACCombine: ReactiveCocoa's `zip` (arities 2…26 in the generated
 // Signal+Zip+Arities.swift, the array form and `zipWith` here) and `sample`.
 // `combineLatest` is SwiftSignalKit's (Signal+Combine.swift); `merge` and

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACEvents: ReactiveCocoa's `materialize` / `dematerialize` (events as
 // values and back), under distinct names because SwiftSignalKit uses the two
 // names the other way round: SwiftSignalKit's `dematerialize` is RAC's

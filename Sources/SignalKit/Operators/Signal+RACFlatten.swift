@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACFlatten: ReactiveCocoa's merging of signals: `merge` (a pair, an
 // array, a signal of signals), `flatten` / `flattenMap` (merge the inner
 // signals of a signal of signals, optionally at most n at a time), `concat`

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACGroupBy: ReactiveCocoa's `groupBy:` / `groupBy:transform:`: splits a
 // signal into one hot signal per key.
 

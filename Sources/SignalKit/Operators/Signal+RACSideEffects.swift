@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACSideEffects: ReactiveCocoa's side-effect injection under its own names:
 // `doNext`, `doError`, `doCompleted`, `initially`, `finally`. Every one runs
 // its block BEFORE the event is forwarded (RAC design guideline: side

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // RACTransform: ReactiveCocoa's value transformations that SwiftSignalKit
 // lacks: `startWith`, `scan` (running accumulation), `aggregate` (fold),
 // `combinePrevious`, `collect`, `mapReplace` and `ignore`.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // SideEffects: running code at points of a subscription's life without
 // changing its events: before/after values, at start, at completion, at
 // disposal, and with per-subscription state (`withState`).

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import Synchronization
 
 // Take: ending a signal early (`take`, `take(until:)`) or keeping only its

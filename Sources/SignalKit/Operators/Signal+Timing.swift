@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Timing: `delay`, `suspendAwareDelay`, `timeout`.
 //
 // Everything goes through `Queue` and `Timer`, so on a queue made with

@@ -1,9 +1,11 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // The engine of the operators that subscribe one signal after another when
 // the previous one finishes: `restart`, `recurse`, `restartIfError`,
 // `restartOrMapError` (Catch) and `then` (Meta). SwiftSignalKit subscribes the
 // next step from inside the finishing step's callback, which recurses without
 // bound when steps finish synchronously; SignalKit runs such steps from a
-// loop, in constant stack (DECISIONS §3.1).
+// loop, in constant stack (a million synchronous steps must not grow it).
 
 /// The disposable of the latest step of a sequential operator, stored with
 /// its step number. Lives inside its owner's lock; everything it returns is
@@ -66,7 +68,7 @@ struct _StepSlot {
 /// Before subscribing each next step, `advance` checks whether the downstream
 /// has ended (terminated or disposed, transitively up to the user's
 /// subscription: `_SubscriptionBase.hasEnded`); if so the sequence stops
-/// there (DECISIONS §3.9). Without that check, `single(1) |> restart |>
+/// there (loops stop when their downstream stops). Without that check, `single(1) |> restart |>
 /// take(3)` would resubscribe forever inside `start`: `take`'s completion
 /// only disposes `restart` once the generators return, which a synchronous
 /// loop never lets them do. SwiftSignalKit has no such check.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// Thrown by `Atomic.tryWith` when the lock is held (also by the caller).
 public enum AtomicLockError: Error {
     case isLocked

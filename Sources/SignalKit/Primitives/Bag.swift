@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // The bag types are plain containers without locking: callers synchronise.
 // A removed item is released once the bag is consistent again, so its
 // `deinit` may use the same bag (on the caller's thread).

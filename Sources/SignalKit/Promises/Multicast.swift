@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// Keyed subscriptions to upstream signals (SwiftSignalKit's `Multicast`).
 ///
 /// Compatibility note: SwiftSignalKit's implementation never records the

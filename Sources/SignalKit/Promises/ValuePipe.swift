@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A hot stream of values pushed with `putNext`.
 ///
 /// Subscribers receive the values sent while they are subscribed, in

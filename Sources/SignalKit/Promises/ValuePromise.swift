@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A hot holder of a value set imperatively, replayed to new subscribers.
 ///
 /// `set(v)` stores `v` and delivers it to the subscribers. With

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 internal import CSignalRuntime
 
 // ---------------------------------------------------------------------------
@@ -194,10 +196,11 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     /// sink that does not tell. One acquire load per link.
     ///
     /// The loop operators (`restart`, `retry`, `then`, `feedbackLoop`, …)
-    /// ask it between iterations (DECISIONS §3.9), never on the per-event
-    /// path. The caller must hold the `Subscriber` of this subscription: that
-    /// keeps every sink on the chain alive (an operator sink is pinned until
-    /// its subscriber dies, and holds its downstream subscriber).
+    /// ask it between iterations (loops stop when their downstream stops),
+    /// never on the per-event path. The caller must hold the `Subscriber` of
+    /// this subscription: that keeps every sink on the chain alive (an
+    /// operator sink is pinned until its subscriber dies, and holds its
+    /// downstream subscriber).
     final var hasEnded: Bool {
         var current = self
         while true {

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 // Small internal helpers shared by every room of SignalKit.
 
 /// Moves a non-`Sendable` value across a concurrency boundary.

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 public import Dispatch
 #if canImport(Glibc)
 import Glibc

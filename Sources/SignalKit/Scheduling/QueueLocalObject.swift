@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// An object that lives on, and is only used on, one queue.
 ///
 /// The value is created on `queue` (asynchronously, or inline when the

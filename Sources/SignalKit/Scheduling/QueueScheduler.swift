@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 /// A serial execution context that a `Queue` can run on instead of a
 /// `DispatchQueue`.
 ///

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #ifndef C_ALLOCATION_COUNTER_H
 #define C_ALLOCATION_COUNTER_H
 

@@ -1,9 +1,11 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import Dispatch
 import SignalKit
 import SignalKitTesting
 import Testing
 
-// DECISIONS §3.6: no deadlock when a value released by a container re-enters
+// A deviation from SwiftSignalKit: no deadlock when a value released by a container re-enters
 // the same container from its deinit. One suite per container; each test
 // releases a value (or disposable, or closure capture) whose deinit uses the
 // container that releases it, and checks that the deinit ran to its end.

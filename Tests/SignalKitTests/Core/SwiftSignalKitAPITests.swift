@@ -1,9 +1,11 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
 
 // Source compatibility with SwiftSignalKit: every operator function of
-// spec/swiftsignalkit.md §2 (81 with the 27 combineLatest overloads, of
+// SwiftSignalKit's public API (81 with the 27 combineLatest overloads, of
 // which the 2-, 3- and 26-ary ones stand for the generated arities), taken as
 // a value of its exact legacy type (argument labels, currying, `@escaping`,
 // defaults), and the call forms legacy code writes. This file fails to

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,7 +18,7 @@ import SignalKitTesting
 /// before the upstream's generator returns (termination does not travel
 /// upstream), which is what SwiftSignalKit's `then`/`restart` tests rely on.
 /// Unlike SignalKit's `take`, it subscribes with `start(next:…)`, so the loop
-/// operators cannot see that its downstream ended (DECISIONS §3.9 applies to
+/// operators cannot see that its downstream ended (that check applies to
 /// SignalKit's own operators); the tests using it keep SwiftSignalKit's logs.
 func firstValueOnlyForCatchMetaTests<T, E>() -> (Signal<T, E>) -> Signal<T, E> {
     { signal in

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
@@ -160,7 +162,8 @@ import Testing
         // The stand-in restarts the signal with `start(next:…)`, which hides
         // its downstream from SignalKit; with SignalKit's own `take(1)` the
         // loop sees the downstream end and makes no second subscription
-        // (DECISIONS §3.9, LoopTerminationTests.takeOneAfterRestartSubscribesOnce).
+        // (loops stop when their downstream stops;
+        // LoopTerminationTests.takeOneAfterRestartSubscribesOnce).
         let log = EventLog()
         let a = ScriptedSource<Int, String>("a", log: log) { index, subscriber in
             if index == 1 {

@@ -1,8 +1,10 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
 
-// DECISIONS §3.9 (issue #9, item 3): every loop operator (restart, recurse,
+// Loops stop when their downstream stops (issue #9, item 3): every loop operator (restart, recurse,
 // restartIfError, restartOrMapError, retry in every form, RAC's repeat =
 // restart, then-chains, feedbackLoop) checks between iterations whether its
 // downstream has ended (terminated or disposed, up to the user's

@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
@@ -52,7 +54,7 @@ import Testing
         // Spec §4.8, with take(1)'s shape downstream: same log as SwiftSignalKit.
         // The stand-in hides its downstream (it restarts the signal with
         // `start(next:…)`); with SignalKit's own `take(1)`, `b` is not
-        // subscribed (DECISIONS §3.9,
+        // subscribed (loops stop when their downstream stops;
         // LoopTerminationTests.takeOneAfterThenDoesNotSubscribeTheNextSignal).
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log) { subscriber in

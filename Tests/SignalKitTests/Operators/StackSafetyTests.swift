@@ -1,8 +1,10 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Testing
 
-// DECISIONS §3.1: restart, restartIfError, recurse, retry, then, queue and
+// Stack safety (a deviation from SwiftSignalKit): restart, restartIfError, recurse, retry, then, queue and
 // mapToQueue run a million iterations over synchronously completing sources
 // in constant stack. Each test here recurses a million times (several frames
 // each) under SwiftSignalKit's recursive scheme, far beyond an 8 MB stack.

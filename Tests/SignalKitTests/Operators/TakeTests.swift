@@ -1,3 +1,5 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
 import SignalKit
 import SignalKitTesting
 import Synchronization
@@ -17,7 +19,7 @@ import Testing
         #expect(log.take() == ["a.subscribe#1", "next 1", "next 2", "completed", "a.dispose#1"])
         handle.dispose()
         #expect(log.take() == [])
-        #expect(source.disposeCount == 1, "exactly once (DECISIONS §3.4)")
+        #expect(source.disposeCount == 1, "the generator's disposable is disposed exactly once")
     }
 
     @Test func takeOnASynchronousSourceWithoutCompletionDisposesItOnceItsGeneratorReturns() {
