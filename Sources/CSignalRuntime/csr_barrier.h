@@ -1,3 +1,4 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 //===----------------------------------------------------------------------===//
 // csr_barrier.h (private): the calling thread's identity as a word, and a
 // process-wide memory barrier for the rare side of an asymmetric fence.
