@@ -267,17 +267,6 @@ extension Signal: _SignalDescribable {
     }
 }
 
-/// The inputs of a combining operator over a pack of signals, in argument
-/// order, for `_combined(_:inputs:arguments:)`.
-@usableFromInline
-func _describables<each T, E>(_ signals: repeat Signal<each T, E>) -> [any _SignalDescribable] {
-    var inputs: [any _SignalDescribable] = []
-    for signal in repeat each signals {
-        inputs.append(signal)
-    }
-    return inputs
-}
-
 /// Formats an operator argument for a description chain.
 @usableFromInline
 func _debugArgument(_ value: Any) -> String {

@@ -1,102 +1,21 @@
 // Combine: `combineLatest`.
 //
-// One engine serves all public forms: two or more signals (a parameter pack,
-// `combineLatest(s1, s2, …)`, with a 2-input declaration of its own), the
-// 2-input initial-values form and the array form. Storage is typed: each
-// input's latest value lives in a `_CombineLatestSlot<T>` of its own type,
-// guarded by the per-subscription state's mutex; the state counts the inputs
-// that have a value and calls a `combine` closure (built by each form over
-// its slots) to read a snapshot. No `Any`, no casts on the per-value path.
+// One engine serves all 27 public forms (arities 2…26 in the generated
+// Signal+CombineLatest+Arities.swift, the 2-ary initial-values form and the
+// array form below). Storage is typed: each input's latest value lives in a
+// `_CombineLatestSlot<T>` of its own type, guarded by the per-subscription
+// state's mutex; the state counts the inputs that have a value and calls a
+// `combine` closure (built by each form over its slots) to read a snapshot.
+// No `Any`, no casts on the per-value path.
 //
 // Why slots rather than one `(T1?, …, Tn?)` tuple: writing element k of a
 // generic tuple needs the metadata of the whole tuple, so per-input code
-// would grow with the arity (O(n²) code per arity). With slots, the code for
-// an arity is linear in it.
+// would grow with the arity (O(n²) code per overload: the 26 arities then
+// added 3 MB of object code and 4 s of release build time). With slots, an
+// overload's code is linear in its arity.
 //
 // A slot whose value is `nil` (the outer Optional) has no value yet; an input
 // of Optional type that sends `nil` stores `.some(nil)`, which counts.
-
-/// Emits the latest values of two signals as a tuple, once each has sent one.
-///
-/// Marble: `"1---2-----|"`, `"--a---b-|"` → `"--(1,a)-(2,a)-(2,b)---|"`.
-///
-/// A declaration of its own (the variadic form below covers two inputs too)
-/// so that `combineLatest(queue:_:_:)` names it, as in SwiftSignalKit.
-///
-/// - Parameters:
-///   - queue: if not nil, each input is wrapped in `deliverOn(queue)`, so the
-///     inputs' events are combined and delivered on `queue`.
-///   - s1: the first input.
-///   - s2: the second input.
-/// - Returns: a signal of `(T1, T2)` tuples: nothing until both inputs have
-///   sent a value (a `nil` of an Optional type counts), then one tuple per
-///   input value (no de-duplication).
-///
-/// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is emitted on the thread of the input value that produced
-/// it, outside any lock: with inputs sending concurrently from several
-/// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
-///
-/// **Termination:** completes once both inputs have completed (a completed
-/// input keeps contributing its last value; if one completed without a value,
-/// the result completes without having emitted). The first error of either
-/// input is forwarded; the later one is ignored. If the first input fails
-/// synchronously while being subscribed, the second is still subscribed (its
-/// events are dropped) and disposed as soon as the subscription is set up.
-///
-/// **Disposal:** termination or disposal disposes the inputs' subscriptions in
-/// argument order.
-@inlinable
-public func combineLatest<T1, T2, E>(
-    queue: Queue? = nil,
-    _ s1: Signal<T1, E>,
-    _ s2: Signal<T2, E>
-) -> Signal<(T1, T2), E> {
-    _combineLatest(queue: queue, s1, s2)
-}
-
-/// Emits the latest values of two or more signals as a tuple, once each has
-/// sent one: `combineLatest(s1, s2, s3)` is a `Signal<(T1, T2, T3), E>`.
-///
-/// Marble (for three inputs): `"1---2-------|"`, `"--a---b---|"`, `"---x-----|"`
-/// → `"---(1,a,x)-(2,a,x)-(2,b,x)---|"`.
-///
-/// - Parameters:
-///   - queue: if not nil, each input is wrapped in `deliverOn(queue)`, so the
-///     inputs' events are combined and delivered on `queue`.
-///   - s1: the first input.
-///   - s2: the second input.
-///   - rest: the third and later inputs (any number; SwiftSignalKit had
-///     overloads for up to 26 inputs in all).
-/// - Returns: a signal of `(T1, T2, T…)` tuples, element `i` from input `i`:
-///   nothing until every input has sent a value (a `nil` of an Optional type
-///   counts), then one tuple per input value (no de-duplication).
-///
-/// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is emitted on the thread of the input value that produced
-/// it, outside any lock: with inputs sending concurrently from several
-/// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
-///
-/// **Termination:** completes once every input has completed (a completed
-/// input keeps contributing its last value; if one completed without a value,
-/// the result completes without having emitted). The first error of any input
-/// is forwarded; later ones are ignored. If an input fails synchronously while
-/// being subscribed, the remaining inputs are still subscribed (their events
-/// are dropped) and disposed as soon as the subscription is set up.
-///
-/// **Disposal:** termination or disposal disposes the inputs' subscriptions in
-/// argument order.
-@inlinable
-public func combineLatest<T1, T2, each T, E>(
-    queue: Queue? = nil,
-    _ s1: Signal<T1, E>,
-    _ s2: Signal<T2, E>,
-    _ rest: repeat Signal<each T, E>
-) -> Signal<(T1, T2, repeat each T), E> {
-    _combineLatest(queue: queue, s1, s2, repeat each rest)
-}
 
 /// Emits the latest values of two signals as a tuple, starting from initial
 /// values.
@@ -207,48 +126,6 @@ public func combineLatest<T, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) 
 // `Optional<R>`, the tuple type) and generic value-witness calls: 246 ns per
 // value in W5, against ~60 ns specialised (see Benchmarks/README.md).
 
-/// `combineLatest` of a pack of signals: the tuple forms' body.
-///
-/// The generator hands the inputs (captured as one tuple) to
-/// `_combineLatestSubscribe`, a function rather than code inside the
-/// closure: Swift 6.3's SIL generation crashes on some pack expansions
-/// inside nested closures.
-@inlinable
-func _combineLatest<each T, E>(
-    queue: Queue?,
-    _ signals: repeat Signal<each T, E>
-) -> Signal<(repeat each T), E> {
-    let inputs = (repeat each signals)
-    return Signal { subscriber in
-        _combineLatestSubscribe(subscriber, queue: queue, repeat each inputs)
-    }._combined("combineLatest", inputs: _describables(repeat each inputs))
-}
-
-/// Creates the slots and the state of one subscription and subscribes the
-/// inputs in argument order; returns their handles.
-@inlinable
-func _combineLatestSubscribe<each T, E>(
-    _ subscriber: Subscriber<(repeat each T), E>,
-    queue: Queue?,
-    _ signals: repeat Signal<each T, E>
-) -> _CombineLatestDisposable {
-    let slots = (repeat _CombineLatestSlot<each T>())
-    var count = 0
-    for _ in repeat each slots { count += 1 }
-    var slotList: [_CombineLatestSlotBase] = []
-    slotList.reserveCapacity(count)
-    for slot in repeat each slots { slotList.append(slot) }
-    let state = _CombineLatestState(downstream: subscriber, slots: slotList, primed: false) {
-        // `latest()`, not `.value!`: a force unwrap inside a pack expansion
-        // crashes Swift 6.3's SIL generation.
-        (repeat (each slots).latest())
-    }
-    var handles: [_SubscriptionBase] = []
-    handles.reserveCapacity(count)
-    repeat handles.append(state.subscribe(each signals, into: each slots, queue: queue))
-    return _CombineLatestDisposable(handles)
-}
-
 /// The latest value of one input. `value` is guarded by the mutex of the
 /// `_CombineLatestState` the slot belongs to.
 @usableFromInline
@@ -268,12 +145,6 @@ final class _CombineLatestSlot<T>: _CombineLatestSlotBase, @unchecked Sendable {
     @inlinable
     init(_ value: T? = nil) {
         self.value = value
-    }
-
-    /// The value; only once the slot has one.
-    @inlinable
-    func latest() -> T {
-        value!
     }
 
     @usableFromInline override func clear() {

@@ -1,7 +1,7 @@
-// RACCombine: ReactiveCocoa's `zip` (two or more signals as a parameter
-// pack, the array form and `zipWith`) and `sample`. `combineLatest` is
-// SwiftSignalKit's (Signal+Combine.swift); `merge` and `concat` are in
-// Signal+RACFlatten.swift.
+// RACCombine: ReactiveCocoa's `zip` (arities 2…26 in the generated
+// Signal+Zip+Arities.swift, the array form and `zipWith` here) and `sample`.
+// `combineLatest` is SwiftSignalKit's (Signal+Combine.swift); `merge` and
+// `concat` are in Signal+RACFlatten.swift.
 //
 // Like `combineLatest`, zip keeps one typed slot per input (a FIFO of that
 // input's unpaired values) under the state's mutex, and a `combine` closure
@@ -9,39 +9,6 @@
 // `combineLatest`, the downstream is fed through a `_SerialDelivery`, pushed
 // under the mutex: tuples arrive in the order they were formed, one at a
 // time, even when the inputs deliver on different threads.
-
-/// Pairs the n-th values of two or more signals: emits a tuple of each
-/// input's n-th value once every input has sent its n-th value (RAC's
-/// `zip:`); `zip(s1, s2, s3)` is a `Signal<(T1, T2, T3), E>`.
-///
-/// Marble (for two inputs): `"1-2-3-|"`, `"-a---b-|"` → `"-(1,a)---(2,b)-|"`.
-///
-/// - Parameters:
-///   - s1: the first input.
-///   - s2: the second input.
-///   - rest: the third and later inputs (any number).
-/// - Returns: a signal of `(T1, T2, T…)` tuples, element `i` from input `i`;
-///   unpaired values wait (without limit) for their partners.
-///
-/// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
-/// formed while the downstream is busy is delivered right after, by the
-/// thread that is delivering).
-///
-/// **Termination:** completes as soon as an input has completed and has no
-/// unpaired value left (no further tuple can be formed). The first error of
-/// any input is forwarded.
-///
-/// **Disposal:** termination or disposal disposes the inputs' subscriptions in
-/// argument order.
-public func zip<T1, T2, each T, E>(
-    _ s1: Signal<T1, E>,
-    _ s2: Signal<T2, E>,
-    _ rest: repeat Signal<each T, E>
-) -> Signal<(T1, T2, repeat each T), E> {
-    _zip(s1, s2, repeat each rest)
-}
 
 /// Pairs the n-th values of the signals in an array: emits an array of each
 /// input's n-th value once every input has sent its n-th value.
@@ -53,17 +20,14 @@ public func zip<T1, T2, each T, E>(
 ///     a signal that completes at once (as in ReactiveCocoa).
 /// - Returns: a signal of arrays: element `i` is a value of `signals[i]`.
 ///
-/// **Threading:** an array is delivered by the thread of the input value that
-/// completed it, one at a time and in the order they were formed (a value
-/// arriving while the downstream is busy is delivered by the thread that is
-/// delivering, right after).
-///
-/// **Termination:** completes as soon as an input has completed and has no
-/// unpaired value left (no further array can be formed). The first error of
-/// any input is forwarded.
-///
-/// **Disposal:** termination or disposal disposes the inputs' subscriptions in
-/// array order.
+/// - Threading: an array is delivered by the thread of the input value that
+///   completed it, one at a time and in the order they were formed (a value
+///   arriving while the downstream is busy is delivered by the thread that
+///   is delivering, right after).
+/// - Termination: completes as soon as an input has completed and has no
+///   unpaired value left (no further array can be formed). The first error
+///   of any input is forwarded.
+/// - Disposal: termination or disposal disposes the inputs in array order.
 public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
     guard !signals.isEmpty else {
         return Signal<[T], E>.complete()._combined("zip", inputs: [])
@@ -88,49 +52,13 @@ public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
 ///   - other: the second input, subscribed after this one.
 /// - Returns: a function from a signal to the signal of pairs.
 ///
-/// **Threading:** as `zip(_:_:_:)`.
-///
-/// **Termination:** as `zip(_:_:_:)`.
-///
-/// **Disposal:** as `zip(_:_:_:)`.
+/// - Threading: as `zip(_:_:)`.
+/// - Termination: as `zip(_:_:)`.
+/// - Disposal: as `zip(_:_:)`.
 public func zipWith<T, U, E>(_ other: Signal<U, E>) -> (Signal<T, E>) -> Signal<(T, U), E> {
     { signal in
         zip(signal, other)._derived("zipWith", from: signal, arguments: other.description)
     }
-}
-
-/// `zip` of a pack of signals: the tuple form's body. The generator hands
-/// the inputs (captured as one tuple) to `_zipSubscribe`, a function rather
-/// than code inside the closure: Swift 6.3's SIL generation crashes on some
-/// pack expansions inside nested closures.
-func _zip<each T, E>(_ signals: repeat Signal<each T, E>) -> Signal<(repeat each T), E> {
-    let inputs = (repeat each signals)
-    return Signal { subscriber in
-        _zipSubscribe(subscriber, repeat each inputs)
-    }._combined("zip", inputs: _describables(repeat each inputs))
-}
-
-/// Creates the slots and the state of one subscription and subscribes the
-/// inputs in argument order; returns their handles.
-func _zipSubscribe<each T, E>(
-    _ subscriber: Subscriber<(repeat each T), E>,
-    _ signals: repeat Signal<each T, E>
-) -> _ZipDisposable {
-    let slots = (repeat _ZipSlot<each T>())
-    var count = 0
-    for _ in repeat each slots { count += 1 }
-    var slotList: [_ZipSlotBase] = []
-    slotList.reserveCapacity(count)
-    for slot in repeat each slots { slotList.append(slot) }
-    let state = _ZipState(downstream: subscriber, slots: slotList) {
-        // `pop()`, not `.values.popFirst()!`: a force unwrap inside a pack
-        // expansion crashes Swift 6.3's SIL generation.
-        (repeat (each slots).pop())
-    }
-    var handles: [_SubscriptionBase] = []
-    handles.reserveCapacity(count)
-    repeat handles.append(state.subscribe(each signals, into: each slots))
-    return _ZipDisposable(handles)
 }
 
 // MARK: - The zip engine
@@ -151,11 +79,6 @@ final class _ZipSlot<T>: _ZipSlotBase, @unchecked Sendable {
     var values = _FIFO<T>()
 
     override var isEmpty: Bool { values.isEmpty }
-
-    /// Removes and returns the oldest unpaired value; only when there is one.
-    func pop() -> T {
-        values.popFirst()!
-    }
 
     override func clear() {
         values = _FIFO()

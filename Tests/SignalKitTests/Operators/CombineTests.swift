@@ -425,28 +425,6 @@ import Testing
                     s[17], s[18], s[19], s[20], s[21], s[22], s[23], s[24], s[25])) == expected(26))
     }
 
-    /// The parameter pack has no upper bound: 30 inputs (SwiftSignalKit
-    /// stopped at 26), with a type per position and the queue form.
-    @Test func moreInputsThanSwiftSignalKitsLargestArity() {
-        let log = EventLog()
-        let i = Signal<Int, String>.single(1)
-        let t = Signal<String, String>.single("t")
-        let signal: Signal<
-            (
-                Int, String, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int,
-                Int, Int, Int, Int, Int, Int, Int, Int, Int, String
-            ), String
-        > = combineLatest(
-            queue: nil, i, t, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, t)
-        _ = signal.start(
-            next: { values in
-                let all = Mirror(reflecting: values).children.map { "\($0.value)" }
-                log.append("next \(all.count) \(all[1]) \(all[29])")
-            },
-            completed: { log.append("completed") })
-        #expect(log.take() == ["next 30 t t", "completed"])
-    }
-
     /// The 26-ary form, with input `last` the last one to send a value, to
     /// complete, or (in the second half) to fail.
     @Test(arguments: 0..<26)

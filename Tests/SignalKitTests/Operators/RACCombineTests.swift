@@ -2,8 +2,9 @@ import SignalKit
 import SignalKitTesting
 import Testing
 
-// RACCombine: zip (tuple and array forms, zipWith) and sample
-// (Sources/SignalKit/Operators/Signal+RACCombine.swift).
+// RACCombine: zip (arities, array, zipWith) and sample
+// (Sources/SignalKit/Operators/Signal+RACCombine.swift and the generated
+// Signal+Zip+Arities.swift).
 
 @Suite struct RACZipTests {
     @Test func pairsTheNthValuesOfEachInput() {
@@ -69,15 +70,6 @@ import Testing
             count += 1
         })
         #expect(count == 2)
-    }
-
-    @Test func moreInputsThanTwentySix() {
-        let s = Signal<Int, NoError>.sequence([1, 2])
-        let last = Signal<String, NoError>.sequence(["a", "b", "c"])
-        let zipped = zip(s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, last)
-        var pairs: [String] = []
-        _ = zipped.start(next: { tuple in pairs.append("\(tuple.26)\(tuple.27)") })
-        #expect(pairs == ["1a", "2b"])
     }
 
     @Test func arrayZip() {
