@@ -2,8 +2,8 @@
 
 // Combine: `combineLatest`.
 //
-// One engine serves all 27 public forms (arities 2…26 in the generated
-// Signal+CombineLatest+Arities.swift, the 2-ary initial-values form and the
+// One engine serves all 27 public forms (arities 2…26 in
+// GENERATED-Signal+CombineLatest+Arities.swift, the 2-ary initial-values form and the
 // array form below). Storage is typed: each input's latest value lives in a
 // `_CombineLatestSlot<T>` of its own type, guarded by the per-subscription
 // state's mutex; the state counts the inputs that have a value and calls a

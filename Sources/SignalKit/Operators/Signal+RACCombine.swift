@@ -1,7 +1,8 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-// RACCombine: ReactiveCocoa's `zip` (arities 2…26 in the generated
-// Signal+Zip+Arities.swift, the array form and `zipWith` here) and `sample`.
+// RACCombine: ReactiveCocoa's `zip` (arities 2…26 in
+// GENERATED-Signal+Zip+Arities.swift, the array form and `zipWith` here) and
+// `sample`.
 // `combineLatest` is SwiftSignalKit's (Signal+Combine.swift); `merge` and
 // `concat` are in Signal+RACFlatten.swift.
 //
@@ -22,14 +23,18 @@
 ///     a signal that completes at once (as in ReactiveCocoa).
 /// - Returns: a signal of arrays: element `i` is a value of `signals[i]`.
 ///
-/// - Threading: an array is delivered by the thread of the input value that
-///   completed it, one at a time and in the order they were formed (a value
-///   arriving while the downstream is busy is delivered by the thread that
-///   is delivering, right after).
-/// - Termination: completes as soon as an input has completed and has no
-///   unpaired value left (no further array can be formed). The first error
-///   of any input is forwarded.
-/// - Disposal: termination or disposal disposes the inputs in array order.
+/// **Threading:** inputs are subscribed in array order on the subscribing
+/// thread. An array is delivered by the thread of the input value that
+/// completed it, one at a time and in the order arrays were formed (one
+/// formed while the downstream is busy is delivered right after, by the
+/// thread that is delivering).
+///
+/// **Termination:** completes as soon as an input has completed and has no
+/// unpaired value left (no further array can be formed). The first error of
+/// any input is forwarded.
+///
+/// **Disposal:** termination or disposal disposes the inputs' subscriptions in
+/// array order.
 public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
     guard !signals.isEmpty else {
         return Signal<[T], E>.complete()._combined("zip", inputs: [])
@@ -54,9 +59,11 @@ public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
 ///   - other: the second input, subscribed after this one.
 /// - Returns: a function from a signal to the signal of pairs.
 ///
-/// - Threading: as `zip(_:_:)`.
-/// - Termination: as `zip(_:_:)`.
-/// - Disposal: as `zip(_:_:)`.
+/// **Threading:** as `zip(_:_:)`.
+///
+/// **Termination:** as `zip(_:_:)`.
+///
+/// **Disposal:** as `zip(_:_:)`.
 public func zipWith<T, U, E>(_ other: Signal<U, E>) -> (Signal<T, E>) -> Signal<(T, U), E> {
     { signal in
         zip(signal, other)._derived("zipWith", from: signal, arguments: other.description)

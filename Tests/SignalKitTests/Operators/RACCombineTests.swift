@@ -5,8 +5,8 @@ import SignalKitTesting
 import Testing
 
 // RACCombine: zip (arities, array, zipWith) and sample
-// (Sources/SignalKit/Operators/Signal+RACCombine.swift and the generated
-// Signal+Zip+Arities.swift).
+// (Sources/SignalKit/Operators/Signal+RACCombine.swift and
+// GENERATED-Signal+Zip+Arities.swift).
 
 @Suite struct RACZipTests {
     @Test func pairsTheNthValuesOfEachInput() {
