@@ -96,3 +96,17 @@ public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendabl
         }
     }
 }
+
+extension Subscriber {
+    /// Registers the subscriber's entry in a SignalKit source's bag (a pipe's,
+    /// a promise's): when the subscription ends (termination or handle
+    /// disposal), the entry is removed, exactly once, where SwiftSignalKit
+    /// would dispose a removal disposable. Saves that disposable's allocation
+    /// on every subscription. `owner` (optional) is kept alive until then (a
+    /// promise subscription keeps the promise alive).
+    ///
+    /// Call from the generator right after inserting the subscriber.
+    func registerSourceEntry(bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?) {
+        subscription._withUnsafeGuaranteedRef { $0.registerSourceEntry(bag: bag, key: key, owner: owner) }
+    }
+}

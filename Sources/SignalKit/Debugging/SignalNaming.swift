@@ -165,7 +165,7 @@ final class _SignalDebugInfo: @unchecked Sendable {
             held.append(contentsOf: inputs.map { $0 as AnyObject })
         }
         kind = .named("", location: SignalSourceLocation(fileID: "", line: 0))
-        _ThenChainRelease.release(&held)
+        _IterativeRelease.release(&held)
     }
 
     /// The description chain. Unary links are walked with a loop (a chain of
@@ -221,14 +221,17 @@ final class _DebugComposition<T, E>: _SignalComposition<T, E>, @unchecked Sendab
     }
 
     override var _structural: _SignalComposition<T, E>? { inner }
-    override var _debugInfo: _SignalDebugInfo? { info }
+    override var _debugRecord: AnyObject? { info }
 }
 
 // MARK: - Attaching names (used by every operator)
 
 extension Signal: _SignalDescribable {
     @usableFromInline
-    var _debugInfo: _SignalDebugInfo? { composition?._debugInfo }
+    var _debugInfo: _SignalDebugInfo? {
+        // Only `_DebugComposition` returns a record, always a `_SignalDebugInfo`.
+        composition?._debugRecord.map { unsafeDowncast($0, to: _SignalDebugInfo.self) }
+    }
 
     /// A signal with the same generator and the given debug record.
     private func _withDebugInfo(_ info: _SignalDebugInfo) -> Signal<T, E> {

@@ -4,8 +4,8 @@ import Synchronization
 
 // Meta: signals of signals (`switchToLatest`, `queue`, `throttled` and their
 // `mapTo…` forms), sequencing (`then`), `deferred`, `ignoreValues` and a
-// timing probe. The signal-of-signals engine is in Signal+MetaQueueState.swift,
-// the flattening of `then` chains in Signal+MetaComposition.swift.
+// timing probe. The signal-of-signals engine is in Engine/SignalQueueState.swift,
+// the flattening of `then` chains in Engine/SignalComposition.swift.
 
 // MARK: - switchToLatest, mapToSignal
 

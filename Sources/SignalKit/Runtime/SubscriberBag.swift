@@ -127,17 +127,3 @@ final class _SubscriberBag<Item: AnyObject>: _SubscriberBagBase, @unchecked Send
 struct _BagRead {
     fileprivate var read: csr_bag_read
 }
-
-extension Subscriber {
-    /// Registers the subscriber's entry in a SignalKit source's bag (a pipe's,
-    /// a promise's): when the subscription ends (termination or handle
-    /// disposal), the entry is removed, exactly once, where SwiftSignalKit
-    /// would dispose a removal disposable. Saves that disposable's allocation
-    /// on every subscription. `owner` (optional) is kept alive until then (a
-    /// promise subscription keeps the promise alive).
-    ///
-    /// Call from the generator right after inserting the subscriber.
-    func registerSourceEntry(bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?) {
-        subscription._withUnsafeGuaranteedRef { $0.registerSourceEntry(bag: bag, key: key, owner: owner) }
-    }
-}

@@ -1,13 +1,5 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // How a `then` or `deferred` signal was built (`Signal.composition`), so that
 // `then` can subscribe a chain of any length, nested `then`s and recursive
 // `deferred { … |> then(…) }` loops included, from one loop in constant stack
@@ -27,8 +19,10 @@ class _SignalComposition<T, E>: @unchecked Sendable {
     /// debug name (`_DebugComposition`), the record it wraps.
     var _structural: _SignalComposition<T, E>? { self }
 
-    /// The signal's debug name, if it has one (Debugging/SignalNaming.swift).
-    var _debugInfo: _SignalDebugInfo? { nil }
+    /// The signal's debug name record, if it has one (a `_SignalDebugInfo`,
+    /// set by `_DebugComposition` in Debugging/SignalNaming.swift; typed
+    /// `AnyObject` here because the engine sits below Debugging).
+    var _debugRecord: AnyObject? { nil }
 }
 
 /// A `then` signal: the last node of a persistent singly linked list of
@@ -37,7 +31,7 @@ class _SignalComposition<T, E>: @unchecked Sendable {
 /// segments is built in O(n) time and memory whichever way it is folded.
 final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
     // `previous` and `segment` are `var`s only so that `deinit` can hand
-    // them to `_ThenChainRelease`; they never change before.
+    // them to `_IterativeRelease`; they never change before.
 
     /// The segments before this one; nil for the first one.
     private var previous: _ThenChain<T, E>?
@@ -74,40 +68,7 @@ final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
         if let segment { held.append(segment) }
         previous = nil
         segment = nil
-        _ThenChainRelease.release(&held)
-    }
-}
-
-/// Releases what `then` chain nodes hold from a loop, in constant stack: the
-/// first node released on a thread drains a per-thread list; nodes released
-/// while it drains (by the objects it releases) only append to that list.
-enum _ThenChainRelease {
-    private final class Pending {
-        var objects: [AnyObject] = []
-    }
-
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "SignalKit: pthread_key_create failed (\(status))")
-        return key
-    }()
-
-    /// Releases `objects` (emptying it): here, from a loop, or, when a loop
-    /// runs further up this thread's stack, from that loop.
-    static func release(_ objects: inout [AnyObject]) {
-        if let draining = pthread_getspecific(key) {
-            Unmanaged<Pending>.fromOpaque(draining).takeUnretainedValue().objects.append(contentsOf: objects)
-            objects.removeAll()
-            return
-        }
-        let pending = Pending()
-        swap(&pending.objects, &objects)
-        pthread_setspecific(key, Unmanaged.passUnretained(pending).toOpaque())
-        while let object = pending.objects.popLast() {
-            withExtendedLifetime(object) {}  // released here; nested nodes append
-        }
-        pthread_setspecific(key, nil)
+        _IterativeRelease.release(&held)
     }
 }
 
