@@ -6,7 +6,8 @@
 // in Signal+CombineLatest.swift (which also holds the initial-values and array forms).
 // To change them, edit the script and run it again.
 
-/// Emits the latest values of 2 signals as a tuple, once each has sent one.
+/// Emits the latest values of 2 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -54,7 +55,8 @@ public func combineLatest<T1, T2, E>(
     }._combined("combineLatest", inputs: [s1, s2])
 }
 
-/// Emits the latest values of 3 signals as a tuple, once each has sent one.
+/// Emits the latest values of 3 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -106,7 +108,8 @@ public func combineLatest<T1, T2, T3, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3])
 }
 
-/// Emits the latest values of 4 signals as a tuple, once each has sent one.
+/// Emits the latest values of 4 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -162,7 +165,8 @@ public func combineLatest<T1, T2, T3, T4, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4])
 }
 
-/// Emits the latest values of 5 signals as a tuple, once each has sent one.
+/// Emits the latest values of 5 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -222,7 +226,8 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5])
 }
 
-/// Emits the latest values of 6 signals as a tuple, once each has sent one.
+/// Emits the latest values of 6 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -286,7 +291,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6])
 }
 
-/// Emits the latest values of 7 signals as a tuple, once each has sent one.
+/// Emits the latest values of 7 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -354,7 +360,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7])
 }
 
-/// Emits the latest values of 8 signals as a tuple, once each has sent one.
+/// Emits the latest values of 8 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -426,7 +433,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8])
 }
 
-/// Emits the latest values of 9 signals as a tuple, once each has sent one.
+/// Emits the latest values of 9 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -502,7 +510,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9])
 }
 
-/// Emits the latest values of 10 signals as a tuple, once each has sent one.
+/// Emits the latest values of 10 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -582,7 +591,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10])
 }
 
-/// Emits the latest values of 11 signals as a tuple, once each has sent one.
+/// Emits the latest values of 11 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -666,7 +676,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11])
 }
 
-/// Emits the latest values of 12 signals as a tuple, once each has sent one.
+/// Emits the latest values of 12 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -754,7 +765,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12])
 }
 
-/// Emits the latest values of 13 signals as a tuple, once each has sent one.
+/// Emits the latest values of 13 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -846,7 +858,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13])
 }
 
-/// Emits the latest values of 14 signals as a tuple, once each has sent one.
+/// Emits the latest values of 14 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -942,7 +955,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14])
 }
 
-/// Emits the latest values of 15 signals as a tuple, once each has sent one.
+/// Emits the latest values of 15 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1042,7 +1056,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15])
 }
 
-/// Emits the latest values of 16 signals as a tuple, once each has sent one.
+/// Emits the latest values of 16 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1146,7 +1161,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16])
 }
 
-/// Emits the latest values of 17 signals as a tuple, once each has sent one.
+/// Emits the latest values of 17 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1254,7 +1270,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17])
 }
 
-/// Emits the latest values of 18 signals as a tuple, once each has sent one.
+/// Emits the latest values of 18 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1366,7 +1383,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18])
 }
 
-/// Emits the latest values of 19 signals as a tuple, once each has sent one.
+/// Emits the latest values of 19 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1482,7 +1500,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19])
 }
 
-/// Emits the latest values of 20 signals as a tuple, once each has sent one.
+/// Emits the latest values of 20 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1602,7 +1621,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20])
 }
 
-/// Emits the latest values of 21 signals as a tuple, once each has sent one.
+/// Emits the latest values of 21 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1726,7 +1746,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21])
 }
 
-/// Emits the latest values of 22 signals as a tuple, once each has sent one.
+/// Emits the latest values of 22 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1854,7 +1875,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22])
 }
 
-/// Emits the latest values of 23 signals as a tuple, once each has sent one.
+/// Emits the latest values of 23 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -1986,7 +2008,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23])
 }
 
-/// Emits the latest values of 24 signals as a tuple, once each has sent one.
+/// Emits the latest values of 24 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -2122,7 +2145,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24])
 }
 
-/// Emits the latest values of 25 signals as a tuple, once each has sent one.
+/// Emits the latest values of 25 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
@@ -2262,7 +2286,8 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
     }._combined("combineLatest", inputs: [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25])
 }
 
-/// Emits the latest values of 26 signals as a tuple, once each has sent one.
+/// Emits the latest values of 26 signals as a tuple, once each has sent one
+/// (SwiftSignalKit's `combineLatest`).
 ///
 /// Marble (for two inputs): `"1---2-----|"`, `"--a---b-|"` →
 /// `"--(1,a)-(2,a)-(2,b)---|"`.
