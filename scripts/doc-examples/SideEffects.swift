@@ -7,3 +7,5 @@ import SignalKit
 
 final class Stopwatch { func report(_ event: String) {} }
 var request: Signal<Int, NoError> { fatalError() }
+
+var signal: Signal<Int, NoError> { fatalError() }

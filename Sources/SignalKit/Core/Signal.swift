@@ -30,7 +30,8 @@ public final class Signal<T, E>: @unchecked Sendable {
     /// `then` signal keeps its chain of segments and `deferred` its factory,
     /// so that a chain of a million `then`s is subscribed by one loop instead
     /// of a million nested generators. nil for every other signal. Set and read only by
-    /// `Operators/Signal+Meta*.swift`; the generator alone defines behaviour.
+    /// `Operators/Flattening/Signal+Then.swift`, `Operators/Creating/Signal+Creating.swift`
+    /// and the Engine; the generator alone defines behaviour.
     @usableFromInline let composition: _SignalComposition<T, E>?
 
     /// Creates a cold signal from a generator.

@@ -1,0 +1,398 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Aggregating: operators that fold values into accumulated results.
+//
+// This file: SwiftSignalKit's `reduceLeft`: folding a signal into one value,
+// optionally with intermediate emissions or with an asynchronous fold step.
+
+/// Whether a step of `reduceLeft(_:generator:)` emits a value.
+///
+/// SwiftSignalKit's `Passthrough`.
+public enum Passthrough<T> {
+    /// Emit nothing.
+    case None
+    /// Emit the value.
+    case Some(T)
+}
+
+extension Passthrough: Sendable where T: Sendable {}
+
+extension Passthrough: Equatable where T: Equatable {}
+
+/// Folds the values with `f`, starting from `value`, and emits the result
+/// when the upstream completes.
+///
+/// SwiftSignalKit's `reduceLeft(value:f:)`.
+///
+/// Marble: `"1-2-3-|"` → (`value: 0, f: +`) `"------(6|)"`; `"--|"` →
+/// `"--(0|)"`
+///
+/// ```swift
+/// let sum = numbers |> reduceLeft(value: 0, f: { $0 + $1 })
+/// ```
+///
+/// - Parameters:
+///   - value: the seed, emitted as is if the upstream completes without a
+///     value.
+///   - f: `(accumulator, value) -> accumulator`, called once per value,
+///     outside any lock.
+/// - Returns: a function from a signal to a signal of one value.
+///
+/// - Threading: no thread hop; the result is emitted on the thread that
+///   completes. The source must deliver serially.
+/// - Termination: completion emits the accumulator then completes; an error
+///   is forwarded without emitting.
+/// - Disposal: returns the upstream handle.
+public func reduceLeft<T, E>(value: T, f: @escaping (T, T) -> T) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(
+                _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
+            )
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
+    }
+}
+
+/// Folds the values with `f`, which may also emit intermediate values, and
+/// emits the result when the upstream completes.
+///
+/// SwiftSignalKit's `reduceLeft(value:f:)` with an emit callback.
+///
+/// Marble: `"1-2-|"` → (emitting each partial sum) `"1-3-(3|)"`
+///
+/// - Parameters:
+///   - value: the seed.
+///   - f: `(accumulator, value, emit) -> accumulator`; `emit` delivers a
+///     value downstream synchronously (it must not escape `f`).
+/// - Returns: a function from a signal to the folded signal.
+///
+/// - Threading: no thread hop; `f` and its emissions run on the delivering
+///   thread, outside any lock.
+/// - Termination: completion emits the accumulator then completes; an error
+///   is forwarded without emitting.
+/// - Disposal: returns the upstream handle.
+public func reduceLeft<T, E>(value: T, f: @escaping (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
+    }
+}
+
+/// A sequential asynchronous fold: each value is folded by a signal that
+/// `generator` returns, one at a time.
+///
+/// Marble: `"1-2-|"` → (each step emits its sum) `"1-3-(3|)"`
+///
+/// For each upstream value `v`, subscribes `generator(current, v)`. Every
+/// `(state, passthrough)` that signal emits sets `current = state` and, for
+/// `.Some(x)`, emits `x`. Values that arrive while a generator signal runs
+/// are queued and processed in order when it completes, each with the
+/// `current` of the moment it is dequeued. When the upstream completes,
+/// `current` is emitted and the signal completes, at once if no generator
+/// signal is running or queued, otherwise after the last one completes.
+///
+/// Generator signals that complete synchronously are drained in a loop, not
+/// recursively: any number of queued values run in constant stack. (The
+/// cost: for such a signal, the previous generator subscription is disposed
+/// before the next one is subscribed; for asynchronous ones the next is
+/// subscribed first, as in SwiftSignalKit.)
+///
+/// - Parameters:
+///   - value: the seed.
+///   - generator: `(current, value) -> Signal<(newCurrent, Passthrough), E>`;
+///     called outside any lock.
+/// - Returns: a function from a signal to the folded signal.
+///
+/// - Threading: no thread hop; each generator signal is subscribed on the
+///   thread that delivered its value or completed the previous one.
+/// - Termination: an error from the upstream or from a generator signal is
+///   forwarded at once (queued values are dropped).
+/// - Disposal: disposes the current generator subscription, then the
+///   upstream; queued values are never started.
+public func reduceLeft<T, E>(
+    _ value: T,
+    generator: @escaping (T, T) -> Signal<(T, Passthrough<T>), E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let control = _ReduceGeneratorControl()
+            let state = _ReduceGeneratorState(downstream: subscriber, seed: value, generator: generator, control: control)
+            control.upstream.set(signal._start(_ReduceGeneratorUpstreamSink(state: state)))
+            return control
+        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
+    }
+}
+
+// MARK: - reduceLeft(value:f:)
+
+final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the accumulator is guarded inside
+    // `state`.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let combine: (T, T, (T) -> Void) -> T
+    let state: _ReduceLeftState<T>
+
+    init(downstream: Subscriber<T, E>, seed: T, combine: @escaping (T, T, (T) -> Void) -> T) {
+        self.downstream = downstream
+        self.combine = combine
+        self.state = _ReduceLeftState(seed)
+    }
+
+    override func putNext(_ value: T) {
+        let downstream = self.downstream
+        let accumulated = combine(state.accumulator(), value) { downstream.putNext($0) }
+        _ = state.replace(with: accumulated)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        downstream.putNext(state.accumulator())
+        downstream.putCompletion()
+    }
+}
+
+/// The accumulator of `reduceLeft(value:f:)`, per subscription.
+final class _ReduceLeftState<T>: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is only accessed with `lock` held.
+    private let lock = _Mutex()
+    private var value: T
+
+    init(_ value: T) {
+        self.value = value
+    }
+
+    deinit {
+        lock.destroy()
+    }
+
+    func accumulator() -> T {
+        lock.withLock { value }
+    }
+
+    /// Stores `newValue`; returns the replaced value, released by the caller
+    /// outside the lock.
+    func replace(with newValue: T) -> T {
+        lock.withLock {
+            let replaced = value
+            value = newValue
+            return replaced
+        }
+    }
+}
+
+// MARK: - reduceLeft(_:generator:)
+
+/// What the returned disposable controls: the current generator
+/// subscription and the upstream subscription, disposed in that order. It
+/// does not reference the fold state, so holding it creates no cycle through
+/// the downstream subscriber.
+final class _ReduceGeneratorControl: Disposable, @unchecked Sendable {
+    // `@unchecked Sendable`: `disposed` is a Synchronization.Atomic; the rest
+    // are MetaDisposables (thread-safe).
+    let currentGenerator = MetaDisposable()
+    let upstream = MetaDisposable()
+    private let disposed = Synchronization.Atomic<Bool>(false)
+
+    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+
+    func dispose() {
+        disposed.store(true, ordering: .releasing)
+        currentGenerator.dispose()
+        upstream.dispose()
+    }
+}
+
+/// The fold: the current value, the queue of values waiting for a generator
+/// signal, and the flags of the drain loop.
+final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
+    // `@unchecked Sendable`: every `var` is only accessed with `lock` held;
+    // the `let`s are immutable or thread-safe.
+    let downstream: Subscriber<T, E>
+    let generator: (T, T) -> Signal<(T, Passthrough<T>), E>
+    let control: _ReduceGeneratorControl
+
+    private let lock = _Mutex()
+    private var current: T
+    /// FIFO of values waiting for the running generator signal; consumed
+    /// slots are cleared so that values are released as they are used.
+    private var queued: [T?] = []
+    private var queueHead = 0
+    /// A generator signal is running (or its values are being drained).
+    private var executing = false
+    private var upstreamCompleted = false
+    /// The drain loop is inside `_start` of a generator signal.
+    private var starting = false
+    /// The generator signal being started completed before `_start` returned.
+    private var completedWhileStarting = false
+
+    init(
+        downstream: Subscriber<T, E>,
+        seed: T,
+        generator: @escaping (T, T) -> Signal<(T, Passthrough<T>), E>,
+        control: _ReduceGeneratorControl
+    ) {
+        self.downstream = downstream
+        self.current = seed
+        self.generator = generator
+        self.control = control
+    }
+
+    deinit {
+        lock.destroy()
+    }
+
+    // MARK: Upstream events
+
+    func upstreamNext(_ value: T) {
+        var startNow = false
+        lock.withLock {
+            if executing {
+                queued.append(value)
+            } else {
+                executing = true
+                startNow = true
+            }
+        }
+        if startNow { drain(startingWith: value) }
+    }
+
+    func upstreamCompletion() {
+        var result: T?
+        lock.withLock {
+            upstreamCompleted = true
+            if !executing { result = current }
+        }
+        if let result { finish(with: result) }
+    }
+
+    // MARK: Generator events
+
+    func generatorNext(_ step: (T, Passthrough<T>)) {
+        // The replaced value is released here, outside the lock.
+        _ = replaceCurrent(with: step.0)
+        if case .Some(let value) = step.1 {
+            downstream.putNext(value)
+        }
+    }
+
+    func generatorCompletion() {
+        var next: T?
+        var result: T?
+        var continues = false
+        lock.withLock {
+            if starting {
+                // The drain loop is still inside `_start`: it continues.
+                completedWhileStarting = true
+                return
+            }
+            continues = advance(next: &next, result: &result)
+        }
+        if continues, let next {
+            drain(startingWith: next)
+        } else if let result {
+            finish(with: result)
+        }
+    }
+
+    private func replaceCurrent(with value: T) -> T {
+        lock.withLock {
+            let replaced = current
+            current = value
+            return replaced
+        }
+    }
+
+    // MARK: The drain loop
+
+    /// Runs generator signals one after another, starting with `value`, for
+    /// as long as they complete synchronously. `executing` is true.
+    private func drain(startingWith value: T) {
+        var value = value
+        while true {
+            guard !control.isDisposed else { return }
+            let accumulator = lock.withLock {
+                starting = true
+                completedWhileStarting = false
+                return current
+            }
+            let step = generator(accumulator, value)
+            control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
+            var next: T?
+            var result: T?
+            var continues = false
+            lock.withLock {
+                starting = false
+                // Still running: its completion continues the fold.
+                guard completedWhileStarting else { return }
+                continues = advance(next: &next, result: &result)
+            }
+            if continues, let next {
+                value = next
+                continue
+            }
+            if let result { finish(with: result) }
+            return
+        }
+    }
+
+    /// With `lock` held, after a generator signal completed: dequeues the
+    /// next value (returns true), or goes idle and, if the upstream has
+    /// completed, hands out the result (returns false).
+    private func advance(next: inout T?, result: inout T?) -> Bool {
+        if control.isDisposed {
+            return false
+        }
+        if queueHead < queued.count {
+            next = queued[queueHead]
+            queued[queueHead] = nil
+            queueHead += 1
+            if queueHead == queued.count {
+                queued.removeAll(keepingCapacity: true)
+                queueHead = 0
+            } else if queueHead >= 64 && queueHead * 2 >= queued.count {
+                queued.removeFirst(queueHead)
+                queueHead = 0
+            }
+            return true
+        }
+        executing = false
+        if upstreamCompleted { result = current }
+        return false
+    }
+
+    private func finish(with result: T) {
+        downstream.putNext(result)
+        downstream.putCompletion()
+    }
+}
+
+final class _ReduceGeneratorUpstreamSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the state guards itself.
+    let state: _ReduceGeneratorState<T, E>
+
+    init(state: _ReduceGeneratorState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.upstreamNext(value) }
+    override func putError(_ error: E) { state.downstream.putError(error) }
+    override func putCompletion() { state.upstreamCompletion() }
+}
+
+final class _ReduceGeneratorSink<T, E>: _Sink<(T, Passthrough<T>), E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the state guards itself.
+    let state: _ReduceGeneratorState<T, E>
+
+    init(state: _ReduceGeneratorState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: (T, Passthrough<T>)) { state.generatorNext(value) }
+    override func putError(_ error: E) { state.downstream.putError(error) }
+    override func putCompletion() { state.generatorCompletion() }
+}

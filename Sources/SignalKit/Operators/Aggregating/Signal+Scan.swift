@@ -1,0 +1,185 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Aggregating: operators that fold values into accumulated results.
+//
+// This file: ReactiveCocoa's `scan` (running accumulation) and `aggregate`
+// (fold). SwiftSignalKit's `reduceLeft` folds with a same-type accumulator;
+// `aggregate` allows another type, an index and a per-subscription start value.
+
+// MARK: - scan
+
+/// Sends the running accumulation: `reduce(start, v1)`, then
+/// `reduce(that, v2)`, … (RAC's `scanWithStart:reduce:`).
+///
+/// Marble: `"1-2-3-|"` with `scan(0, +)` → `"1-3-6-|"`
+///
+/// - Parameters:
+///   - start: the accumulator before the first value (not sent itself).
+///   - reduce: `(accumulator, value) -> accumulator`, called once per value,
+///     outside any lock.
+/// - Returns: a function from a signal to the signal of accumulators.
+///
+/// - Threading: no thread hop; the source must deliver serially.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func scan<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(
+                _ScanSink(downstream: subscriber, start: start, emitsEachStep: true) { accumulator, value, _ in
+                    reduce(accumulator, value)
+                }
+            )
+        }._derived("scan", from: signal, arguments: _debugArgument(start))
+    }
+}
+
+/// `scan` whose `reduce` also receives the zero-based index of the value
+/// (RAC's `scanWithStart:reduceWithIndex:`).
+///
+/// Marble: `"a-b-|"` with `scan("", reduceWithIndex: { $0 + "\($2)\($1)" })`
+/// → `"0a-0a1b-|"`
+///
+/// - Parameters:
+///   - start: the accumulator before the first value.
+///   - reduceWithIndex: `(accumulator, value, index) -> accumulator`.
+/// - Returns: a function from a signal to the signal of accumulators.
+///
+/// - Threading: as `scan(_:_:)`.
+/// - Termination: as `scan(_:_:)`.
+/// - Disposal: as `scan(_:_:)`.
+public func scan<T, A, E>(
+    _ start: A,
+    reduceWithIndex: @escaping (A, T, Int) -> A
+) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: true, reduce: reduceWithIndex))
+        }._derived("scan", from: signal, arguments: _debugArgument(start))
+    }
+}
+
+// MARK: - aggregate
+
+/// Folds the values and sends the result when the upstream completes (RAC's
+/// `aggregateWithStart:reduce:`).
+///
+/// Marble: `"1-2-3-|"` with `aggregate(0, +)` → `"------(6|)"`; `"--|"` →
+/// `"--(0|)"`
+///
+/// - Parameters:
+///   - start: the accumulator before the first value; sent as is when the
+///     upstream completes without a value.
+///   - reduce: `(accumulator, value) -> accumulator`, called once per value,
+///     outside any lock.
+/// - Returns: a function from a signal to a signal of one value.
+///
+/// - Threading: no thread hop; the result is sent on the completing thread.
+/// - Termination: completion sends the accumulator then completes; an error
+///   is forwarded without sending.
+/// - Disposal: returns the upstream handle.
+public func aggregate<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(
+                _ScanSink(downstream: subscriber, start: start, emitsEachStep: false) { accumulator, value, _ in
+                    reduce(accumulator, value)
+                }
+            )
+        }._derived("aggregate", from: signal, arguments: _debugArgument(start))
+    }
+}
+
+/// `aggregate` whose `reduce` also receives the zero-based index of the
+/// value (RAC's `aggregateWithStart:reduceWithIndex:`).
+///
+/// Marble: `"a-b-|"` with `aggregate("", reduceWithIndex: { $0 + "\($2)\($1)" })`
+/// → `"----(0a1b|)"`
+///
+/// - Parameters:
+///   - start: the accumulator before the first value.
+///   - reduceWithIndex: `(accumulator, value, index) -> accumulator`.
+/// - Returns: a function from a signal to a signal of one value.
+///
+/// - Threading: as `aggregate(_:_:)`.
+/// - Termination: as `aggregate(_:_:)`.
+/// - Disposal: as `aggregate(_:_:)`.
+public func aggregate<T, A, E>(
+    _ start: A,
+    reduceWithIndex: @escaping (A, T, Int) -> A
+) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: false, reduce: reduceWithIndex))
+        }._derived("aggregate", from: signal, arguments: _debugArgument(start))
+    }
+}
+
+/// `aggregate` whose start value is created at each subscription (RAC's
+/// `aggregateWithStartFactory:reduce:`), for a mutable accumulator object
+/// that must not be shared between subscriptions.
+///
+/// Marble: `"1-2-|"` with `aggregate(startFactory: { [] }, { $0 + [$1] })` →
+/// `"----([1,2]|)"`
+///
+/// - Parameters:
+///   - startFactory: called once per subscription, on the subscribing
+///     thread, before the upstream is subscribed.
+///   - reduce: `(accumulator, value) -> accumulator`.
+/// - Returns: a function from a signal to a signal of one value.
+///
+/// - Threading: as `aggregate(_:_:)`.
+/// - Termination: as `aggregate(_:_:)`.
+/// - Disposal: as `aggregate(_:_:)`.
+public func aggregate<T, A, E>(
+    startFactory: @escaping () -> A,
+    _ reduce: @escaping (A, T) -> A
+) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(
+                _ScanSink(downstream: subscriber, start: startFactory(), emitsEachStep: false) { accumulator, value, _ in
+                    reduce(accumulator, value)
+                }
+            )
+        }._derived("aggregate", from: signal)
+    }
+}
+
+/// The sink of `scan` and `aggregate`.
+final class _ScanSink<T, A, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: the accumulator and index are guarded by
+    // `_GuardedValue`; the rest is immutable.
+    let downstream: Subscriber<A, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let emitsEachStep: Bool
+    let reduce: (A, T, Int) -> A
+    let state: _GuardedValue<(accumulator: A?, index: Int)>
+
+    init(downstream: Subscriber<A, E>, start: A, emitsEachStep: Bool, reduce: @escaping (A, T, Int) -> A) {
+        self.downstream = downstream
+        self.emitsEachStep = emitsEachStep
+        self.reduce = reduce
+        self.state = _GuardedValue((start, 0))
+    }
+
+    override func putNext(_ value: T) {
+        // Read, reduce outside the lock (user code), write back: the source
+        // delivers serially, so no step is lost.
+        let (accumulator, index) = state.load()
+        guard let accumulator else { return }
+        let next = reduce(accumulator, value, index)
+        // The previous accumulator is released outside the lock.
+        _ = state.exchange((next, index + 1))
+        if emitsEachStep { downstream.putNext(next) }
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        if !emitsEachStep, let accumulator = state.exchange((nil, 0)).accumulator {
+            downstream.putNext(accumulator)
+        }
+        downstream.putCompletion()
+    }
+}

@@ -1,0 +1,104 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Combining: operators that combine the values of several signals into one value
+// (`combineLatest`, `zip`, `sample`). Merging and concatenation are in Flattening.
+//
+// This file: ReactiveCocoa's `sample`.
+
+// MARK: - sample
+
+/// Each time `sampler` sends a value, sends this signal's latest value (if it
+/// has sent one) (RAC's `sample:`).
+///
+/// Marble: `"-a---b-c---|"` sampled by `"--x-x---x-|"` → `"--a-a---c-|"`
+///
+/// The latest value is sent again at every tick, also when it did not
+/// change; ticks before the first value send nothing.
+///
+/// - Parameters:
+///   - sampler: the signal whose values trigger the samples; subscribed
+///     after this signal.
+/// - Returns: a function from a signal to the sampled signal.
+///
+/// - Threading: a sample is delivered on the sampler's thread, one event at
+///   a time with the other input's terminal events (see `_SerialDelivery`).
+/// - Termination: completes when either signal completes; the first error of
+///   either is forwarded.
+/// - Disposal: termination or disposal disposes this signal's subscription,
+///   then the sampler's. The latest value is released then.
+public func sample<T, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let state = _SampleState<T, E>(downstream: subscriber)
+            let source = signal._start(_SampleSourceSink(state: state))
+            let ticks = sampler._start(_SampleTickSink<U, T, E>(state: state))
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
+                source.dispose()
+                ticks.dispose()
+                state?.releaseLatest()
+            }
+        }._derived("sample", from: signal, arguments: sampler.description)
+    }
+}
+
+/// `@unchecked Sendable`: `latest` is guarded by `mutex`.
+final class _SampleState<T, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    private let mutex = _Mutex()
+    private var latest: T?
+
+    init(downstream: Subscriber<T, E>) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func store(_ value: T) {
+        var previous: T? = value
+        mutex.withLock { swap(&latest, &previous) }
+        // The replaced value is released here, outside the lock.
+        withExtendedLifetime(previous) {}
+    }
+
+    func tick() {
+        mutex.lock()
+        // Pushed under the lock: samples keep the order of the ticks.
+        let mustDrain = latest.map { delivery.push(.next($0)) } ?? false
+        mutex.unlock()
+        if mustDrain { delivery.drain() }
+    }
+
+    func releaseLatest() {
+        var released: T?
+        mutex.withLock { swap(&latest, &released) }
+        withExtendedLifetime(released) {}
+    }
+}
+
+final class _SampleSourceSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _SampleState<T, E>
+
+    init(state: _SampleState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.store(value) }
+    override func putError(_ error: E) { state.delivery.putError(error) }
+    override func putCompletion() { state.delivery.putCompletion() }
+}
+
+final class _SampleTickSink<U, T, E>: _Sink<U, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _SampleState<T, E>
+
+    init(state: _SampleState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: U) { state.tick() }
+    override func putError(_ error: E) { state.delivery.putError(error) }
+    override func putCompletion() { state.delivery.putCompletion() }
+}

@@ -1,0 +1,240 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+
+// Dispatching: SwiftSignalKit's operators that move delivery (`deliverOn`) or
+// subscription (`runOn`) to a queue or a thread pool.
+
+/// Delivers every event on `queue`.
+///
+/// SwiftSignalKit's `deliverOn`.
+///
+/// Marble: `"a-b-|"` → (on `queue`) `"a-b-|"`
+///
+/// - Parameters:
+///   - queue: where values, the error and the completion are delivered.
+/// - Returns: a function from a signal to the same signal delivered on
+///   `queue`.
+///
+/// **Threading:** subscribes upstream now, on the caller's thread. Each
+/// next, error and completion is re-posted with `queue.async`: inline when
+/// the upstream delivers on `queue` already, otherwise as a FIFO block, so
+/// the events of one producer keep their order.
+///
+/// **Termination:** upstream is disposed as soon as it terminates, on the
+/// producing thread, even if the deferred terminal event has not been
+/// delivered yet.
+///
+/// **Disposal:** disposes upstream; events not yet delivered are dropped.
+public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
+        }._derived("deliverOn", from: signal)
+    }
+}
+
+/// Delivers every event on the main queue: `deliverOn(Queue.mainQueue())`.
+///
+/// SwiftSignalKit's `deliverOnMainQueue`.
+///
+/// Marble: `"a-b-|"` → (on the main queue) `"a-b-|"`
+///
+/// - Parameters:
+///   - signal: the signal to deliver on the main queue.
+/// - Returns: `signal |> deliverOn(Queue.mainQueue())`.
+///
+/// **Threading:** subscribes now, on the caller's thread. Events produced on
+/// the main thread are delivered inline; others are posted to the main
+/// queue, in order. On Linux the main queue runs only while something
+/// drains it (`dispatchMain()`, a run loop, or Swift's async `main`).
+///
+/// **Termination:** as `deliverOn(_: Queue)`: upstream is disposed at once.
+///
+/// **Disposal:** disposes upstream; events not yet delivered are dropped.
+public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+    signal |> deliverOn(Queue.mainQueue())
+}
+
+/// Delivers every event as a task on `threadPool`, in order, through one
+/// `ThreadPoolQueue` per subscription.
+///
+/// SwiftSignalKit's `deliverOn` for a thread pool.
+///
+/// Marble: `"a-b-|"` → (on pool threads) `"a-b-|"`
+///
+/// - Parameters:
+///   - threadPool: the pool whose threads deliver the events.
+/// - Returns: a function from a signal to the same signal delivered on the
+///   pool.
+///
+/// **Threading:** subscribes now, on the caller's thread. Each event becomes
+/// a `ThreadPoolTask` on the subscription's own lane (`nextQueue()`): events
+/// run on pool threads one after another, in order; different subscriptions
+/// run concurrently.
+///
+/// **Termination:** as `deliverOn(_: Queue)`: upstream is disposed at once,
+/// on the producing thread.
+///
+/// **Disposal:** disposes upstream; queued events are dropped.
+public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
+        }._derived("deliverOn", from: signal)
+    }
+}
+
+/// Subscribes to the signal on `queue`.
+///
+/// SwiftSignalKit's `runOn`.
+///
+/// Marble: `"a-b-|"` → `"a-b-|"` (unchanged; the subscription happens on
+/// `queue`)
+///
+/// - Parameters:
+///   - queue: where upstream is subscribed.
+/// - Returns: a function from a signal to the same signal, subscribed on
+///   `queue`.
+///
+/// **Threading:** if the caller is on `queue` (`queue.isCurrent()`),
+/// subscribes inline; otherwise subscribes from a block posted to `queue`.
+/// A `Queue(queue:)` wrapper is never current, so it always posts. Events are
+/// not re-dispatched: they arrive on whatever thread upstream uses (for a
+/// synchronous upstream, `queue`).
+///
+/// **Termination:** forwarded unchanged.
+///
+/// **Disposal:** disposing before the block runs prevents the subscription;
+/// afterwards, disposes upstream.
+public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            if queue.isCurrent() {
+                return signal._start(_ForwardSink(downstream: subscriber))
+            }
+            let pending = _PendingSubscription()
+            queue.async {
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
+            }
+            return pending
+        }._derived("runOn", from: signal)
+    }
+}
+
+/// Subscribes to the signal from a task on `threadPool`.
+///
+/// SwiftSignalKit's `runOn` for a thread pool.
+///
+/// Marble: `"a-b-|"` → `"a-b-|"` (unchanged; the subscription happens on a
+/// pool thread)
+///
+/// - Parameters:
+///   - threadPool: the pool on which upstream is subscribed.
+/// - Returns: a function from a signal to the same signal, subscribed on a
+///   pool thread.
+///
+/// **Threading:** the subscription (and a synchronous upstream's events)
+/// runs in a `ThreadPoolTask` on a pool thread. Events are not
+/// re-dispatched.
+///
+/// **Termination:** forwarded unchanged.
+///
+/// **Disposal:** disposing before the task runs cancels it (no
+/// subscription); afterwards, disposes upstream.
+public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let pending = _PendingSubscription()
+            let task = ThreadPoolTask { state in
+                guard !state.cancelled.with({ $0 }) else { return }
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
+            }
+            // The pending subscription holds the task's cancellation until the
+            // subscription replaces it (or disposal runs it): that releases
+            // the task, which references the pending subscription.
+            pending.start { ActionDisposable { task.cancel() } }
+            threadPool.addTask(task)
+            return pending
+        }._derived("runOn", from: signal)
+    }
+}
+
+/// A subscription that will be made later (on another queue); disposing it
+/// first prevents it, disposing it afterwards disposes it.
+final class _PendingSubscription: Disposable, Sendable {
+    private let current = MetaDisposable()
+
+    /// Makes the subscription (replacing and disposing what `current` held
+    /// before), unless already disposed.
+    func start(_ subscribe: () -> any Disposable) {
+        guard !current.isDisposed else { return }
+        current.set(subscribe())
+    }
+
+    func dispose() {
+        current.dispose()
+    }
+}
+
+final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let queue: Queue
+
+    init(downstream: Subscriber<T, E>, queue: Queue) {
+        self.downstream = downstream
+        self.queue = queue
+    }
+
+    override func putNext(_ value: T) {
+        let downstream = self.downstream
+        if queue.isCurrent() {
+            downstream.putNext(value)
+        } else if let dispatchQueue = queue._dispatchQueue {
+            // A block literal: Dispatch copies it once (the closure and the
+            // captures in one allocation), where `queue.async(closure)`
+            // allocates the closure, a block wrapper and the copy.
+            let event = _UncheckedSendable((downstream, value))
+            dispatchQueue.async { event.value.0.putNext(event.value.1) }
+        } else {
+            queue.justDispatch { downstream.putNext(value) }
+        }
+    }
+
+    override func putError(_ error: E) {
+        let downstream = self.downstream
+        queue.async { downstream.putError(error) }
+    }
+
+    override func putCompletion() {
+        let downstream = self.downstream
+        queue.async { downstream.putCompletion() }
+    }
+}
+
+final class _DeliverOnPoolSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let queue: ThreadPoolQueue
+
+    init(downstream: Subscriber<T, E>, queue: ThreadPoolQueue) {
+        self.downstream = downstream
+        self.queue = queue
+    }
+
+    override func putNext(_ value: T) {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putNext(value) })
+    }
+
+    override func putError(_ error: E) {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putError(error) })
+    }
+
+    override func putCompletion() {
+        let downstream = self.downstream
+        queue.addTask(ThreadPoolTask { _ in downstream.putCompletion() })
+    }
+}

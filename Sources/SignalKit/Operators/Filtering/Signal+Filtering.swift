@@ -1,0 +1,307 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Filtering: operators that pass or drop values by a condition or by position, without
+// ending the signal early: SwiftSignalKit's `filter`, `distinctUntilChanged` and
+// `ignoreValues`; ReactiveCocoa's `skip`, `skipWhile`, `skipUntil` and `ignore`.
+// Operators that end a signal early are in Taking.
+
+/// Passes only the values for which `f` returns `true`.
+///
+/// SwiftSignalKit's `filter` (also ReactiveCocoa's `filter:`).
+///
+/// Marble: `"1-2-3-4-|"` → (`isEven`) `"--2---4-|"`
+///
+/// - Parameters:
+///   - f: the predicate, called once per value per subscription.
+/// - Returns: a function from a signal to the filtered signal.
+///
+/// - Threading: no thread hop.
+/// - Termination: error and completion are forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+@inlinable
+public func filter<T, E>(_ f: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        _fusing(signal) { next, terminal in
+            { value in
+                if f(value) && !terminal.isTerminated { next(value) }
+            }
+        }._derived("filter", from: signal)
+    }
+}
+
+/// Drops every value equal to the last value it emitted.
+///
+/// SwiftSignalKit's `distinctUntilChanged`.
+///
+/// Marble: `"1-1-2-2-1-|"` → `"1---2---1-|"`
+///
+/// The first value always passes. Comparison is against the last *emitted*
+/// value (which, with `==`, is also the last received one). For optionals,
+/// `nil` equals `nil`.
+///
+/// ```swift
+/// let changes = readings |> distinctUntilChanged
+/// ```
+///
+/// - Parameters:
+///   - signal: the upstream signal.
+/// - Returns: the signal without consecutive repeats.
+///
+/// - Threading: no thread hop; the source must deliver serially (as every
+///   source must).
+/// - Termination: error and completion are forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func distinctUntilChanged<T: Equatable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+    Signal { subscriber in
+        signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
+    }._derived("distinctUntilChanged", from: signal)
+}
+
+/// Drops every value that `isEqual` declares equal to the last value it
+/// emitted.
+///
+/// SwiftSignalKit's `distinctUntilChanged(isEqual:)`.
+///
+/// Marble: `"a-A-b-B-|"` → (case-insensitive) `"a---b---|"`
+///
+/// For each value after the first, calls `isEqual(lastEmitted, value)`: if it
+/// returns `true` the value is dropped (and not remembered), otherwise it is
+/// emitted and becomes the new reference. A non-transitive `isEqual` therefore
+/// compares against the last emitted value, never the last received one.
+///
+/// - Parameters:
+///   - isEqual: `(lastEmitted, new) -> Bool`, called outside any lock.
+/// - Returns: a function from a signal to the de-duplicated signal.
+///
+/// - Threading: no thread hop; the source must deliver serially.
+/// - Termination: error and completion are forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
+        }._derived("distinctUntilChanged", from: signal)
+    }
+}
+
+final class _DistinctUntilChangedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the mutable state is guarded inside
+    // `state`.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let isEqual: (T, T) -> Bool
+    let state = _DistinctUntilChangedState<T>()
+
+    init(downstream: Subscriber<T, E>, isEqual: @escaping (T, T) -> Bool) {
+        self.downstream = downstream
+        self.isEqual = isEqual
+    }
+
+    override func putNext(_ value: T) {
+        // `isEqual` is user code: called outside the lock.
+        if let previous = state.lastEmitted(), isEqual(previous, value) { return }
+        // The replaced value is released here, outside the lock.
+        _ = state.remember(value)
+        downstream.putNext(value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
+/// The last value `distinctUntilChanged` emitted, per subscription.
+final class _DistinctUntilChangedState<T>: @unchecked Sendable {
+    // `@unchecked Sendable`: `last` is only accessed with `mutex` held.
+    private let mutex = _Mutex()
+    private var last: T?
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func lastEmitted() -> T? {
+        mutex.withLock { last }
+    }
+
+    /// Stores `value`; returns the value it replaces (to be released by the
+    /// caller, outside the lock).
+    func remember(_ value: T) -> T? {
+        mutex.withLock {
+            let replaced = last
+            last = value
+            return replaced
+        }
+    }
+}
+
+// MARK: - ignoreValues
+
+/// Drops every value; forwards the error or the completion.
+///
+/// SwiftSignalKit's `ignoreValues`.
+///
+/// Marble: `"a-b-|"` → `"----|"`
+///
+/// - Parameters:
+///   - signal: the source.
+/// - Returns: a signal without values. Use it as `signal |> ignoreValues`.
+/// - Threading: events stay on the source's thread.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposes the source.
+public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
+    Signal { subscriber in
+        signal._start(_IgnoreValuesSink(downstream: subscriber))
+    }._derived("ignoreValues", from: signal)
+}
+
+final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<Never, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+
+    init(downstream: Subscriber<Never, E>) {
+        self.downstream = downstream
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
+// MARK: - skip, skipWhile, skipUntil
+
+/// Drops the first `count` values (RAC's `skip:`).
+///
+/// Marble: `"a-b-c-d-|"` with `count = 2` → `"----c-d-|"`
+///
+/// - Parameters:
+///   - count: how many values to drop; `0` (or less) drops none.
+/// - Returns: a function from a signal to the signal without its first
+///   values.
+///
+/// - Threading: no thread hop.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        guard count > 0 else {
+            return Signal { subscriber in
+                signal._start(_ForwardSink(downstream: subscriber))
+            }._derived("skip", from: signal, arguments: "\(count)")
+        }
+        return Signal { subscriber in
+            signal._start(_SkipSink(downstream: subscriber, count: count))
+        }._derived("skip", from: signal, arguments: "\(count)")
+    }
+}
+
+final class _SkipSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `seen` is atomic; the rest is immutable.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let count: Int
+    let seen = Synchronization.Atomic<Int>(0)
+
+    init(downstream: Subscriber<T, E>, count: Int) {
+        self.downstream = downstream
+        self.count = count
+    }
+
+    override func putNext(_ value: T) {
+        // Stop counting once past `count`: the counter never wraps.
+        if seen.load(ordering: .relaxed) < count, seen.wrappingAdd(1, ordering: .relaxed).newValue <= count {
+            return
+        }
+        downstream.putNext(value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
+/// Drops values while `predicate` returns `true`; from the first value for
+/// which it returns `false` on, forwards everything (RAC's
+/// `skipWhileBlock:`).
+///
+/// Marble: `"1-2-3-1-|"` with `predicate = { $0 < 3 }` → `"----3-1-|"`
+///
+/// - Parameters:
+///   - predicate: called with each value until it returns `false`, never
+///     afterwards.
+/// - Returns: a function from a signal to the signal without its first
+///   values.
+///
+/// - Threading: no thread hop.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func skipWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_SkipWhileSink(downstream: subscriber, skips: predicate))
+        }._derived("skipWhileBlock", from: signal)
+    }
+}
+
+/// Drops values until `predicate` returns `true` for one; that value and all
+/// later ones are forwarded (RAC's `skipUntilBlock:`).
+///
+/// Marble: `"1-2-3-1-|"` with `predicate = { $0 == 3 }` → `"----3-1-|"`
+///
+/// - Parameters:
+///   - predicate: called with each value until it returns `true`, never
+///     afterwards.
+/// - Returns: a function from a signal to the signal without its first
+///   values.
+///
+/// - Threading: no thread hop.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func skipUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
+        }._derived("skipUntilBlock", from: signal)
+    }
+}
+
+final class _SkipWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `passing` is atomic; the rest is immutable.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let skips: (T) -> Bool
+    let passing = Synchronization.Atomic<Bool>(false)
+
+    init(downstream: Subscriber<T, E>, skips: @escaping (T) -> Bool) {
+        self.downstream = downstream
+        self.skips = skips
+    }
+
+    override func putNext(_ value: T) {
+        if !passing.load(ordering: .acquiring) {
+            if skips(value) { return }
+            passing.store(true, ordering: .releasing)
+        }
+        downstream.putNext(value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
+/// Drops every value equal to `value` (RAC's `ignore:`).
+///
+/// Marble: `"a-b-a-c-|"` with `ignore(a)` → `"--b---c-|"`
+///
+/// - Parameters:
+///   - value: the value to drop (compared with `==`; `nil` works for
+///     Optional values).
+/// - Returns: a function from a signal to the filtered signal.
+///
+/// - Threading: no thread hop.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func ignore<T: Equatable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        (signal |> filter { $0 != value })._derived("ignore", from: signal, arguments: _debugArgument(value))
+    }
+}

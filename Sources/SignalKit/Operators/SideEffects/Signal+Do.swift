@@ -1,0 +1,154 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// SideEffects: operators that run code at points of a subscription's life without
+// changing its events.
+//
+// This file: ReactiveCocoa's side-effect injection under its own names:
+// `doNext`, `doError`, `doCompleted`, `initially`, `finally`. Every one runs
+// its block BEFORE the event is forwarded (RAC design guideline: side
+// effects are explicit and happen before the value reaches downstream).
+// `doError` and `finally` have no SwiftSignalKit counterpart
+// (`withState(error:)` comes closest).
+
+/// Runs `f` with each value before forwarding it (RAC's `doNext:`; the same
+/// as SwiftSignalKit's `beforeNext`).
+///
+/// Marble: `"a-b-|"` → `"a-b-|"` (with `f(a)` before `a`, `f(b)` before `b`)
+///
+/// - Parameters:
+///   - f: called with each value, before the downstream gets it.
+/// - Returns: a function from a signal to the same signal with the side
+///   effect.
+///
+/// - Threading: `f` runs on the delivering thread.
+/// - Termination: forwarded unchanged (`f` is not called).
+/// - Disposal: returns the upstream handle.
+public func doNext<T, E>(_ f: @escaping (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
+        }._derived("doNext", from: signal)
+    }
+}
+
+/// Runs `f` with the error before forwarding it (RAC's `doError:`).
+///
+/// Marble: `"a-#e"` → `"a-#e"` (with `f(e)` before `#e`)
+///
+/// - Parameters:
+///   - f: called with the error, before the downstream gets it.
+/// - Returns: a function from a signal to the same signal with the side
+///   effect.
+///
+/// - Threading: `f` runs on the thread that delivers the error.
+/// - Termination: forwarded unchanged; `f` is not called on completion or
+///   disposal.
+/// - Disposal: returns the upstream handle.
+public func doError<T, E>(_ f: @escaping (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
+        }._derived("doError", from: signal)
+    }
+}
+
+/// Runs `f` before forwarding the completion (RAC's `doCompleted:`; the same
+/// as SwiftSignalKit's `beforeCompleted`).
+///
+/// Marble: `"a-|"` → `"a-|"` (with `f()` before `|`)
+///
+/// - Parameters:
+///   - f: called on completion, before the downstream gets it.
+/// - Returns: a function from a signal to the same signal with the side
+///   effect.
+///
+/// - Threading: `f` runs on the completing thread.
+/// - Termination: forwarded unchanged; `f` is not called on error or
+///   disposal.
+/// - Disposal: returns the upstream handle.
+public func doCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
+        }._derived("doCompleted", from: signal)
+    }
+}
+
+/// Runs `f` at each subscription, before subscribing the upstream (RAC's
+/// `initially:`; the same as SwiftSignalKit's `beforeStarted`).
+///
+/// Marble: `"a-|"` → `"a-|"` (with `f()` before the upstream's subscription)
+///
+/// - Parameters:
+///   - f: called once per subscription.
+/// - Returns: a function from a signal to the same signal with the side
+///   effect.
+///
+/// - Threading: `f` runs on the subscribing thread, inside `start`.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func initially<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            f()
+            return signal._start(_ForwardSink(downstream: subscriber))
+        }._derived("initially", from: signal)
+    }
+}
+
+/// Runs `f` when the signal completes or fails, before forwarding that event
+/// (RAC's `finally:`); not when the subscription is disposed.
+///
+/// Marble: `"a-|"` → `"a-|"` and `"a-#e"` → `"a-#e"` (with `f()` before the
+/// terminal event)
+///
+/// For code that must run however the subscription ends, disposal included,
+/// use SwiftSignalKit's `afterDisposed`.
+///
+/// - Parameters:
+///   - f: called at most once per subscription, before the terminal event is
+///     forwarded.
+/// - Returns: a function from a signal to the same signal with the side
+///   effect.
+///
+/// - Threading: `f` runs on the thread that delivers the terminal event.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle; disposal does not call `f`.
+public func finally<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
+        }._derived("finally", from: signal)
+    }
+}
+
+final class _DoSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let next: ((T) -> Void)?
+    let error: ((E) -> Void)?
+    let completed: (() -> Void)?
+
+    init(downstream: Subscriber<T, E>, next: ((T) -> Void)?, error: ((E) -> Void)?, completed: (() -> Void)?) {
+        self.downstream = downstream
+        self.next = next
+        self.error = error
+        self.completed = completed
+    }
+
+    override func putNext(_ value: T) {
+        next?(value)
+        downstream.putNext(value)
+    }
+
+    override func putError(_ error: E) {
+        self.error?(error)
+        downstream.putError(error)
+    }
+
+    override func putCompletion() {
+        completed?()
+        downstream.putCompletion()
+    }
+}

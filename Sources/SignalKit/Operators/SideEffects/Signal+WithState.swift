@@ -1,0 +1,94 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// SideEffects: operators that run code at points of a subscription's life without
+// changing its events.
+//
+// This file: SwiftSignalKit's `withState` (per-subscription state).
+
+/// Runs hooks with a per-subscription state: `initialState()` at every
+/// subscription, then `next`, `error`, `completed` before the matching event
+/// is forwarded, and `disposed` once the subscription ends.
+///
+/// SwiftSignalKit's `withState`.
+///
+/// Marble: `"a-b-|"` → `"a-b-|"` (with `next(a, s)` before `a`, …)
+///
+/// ```swift
+/// let timed = request |> { withState($0, { Stopwatch() }, completed: { $0.report() }) }
+/// ```
+///
+/// - Parameters:
+///   - signal: the upstream signal.
+///   - initialState: creates the state, at each subscription, before the
+///     upstream is subscribed.
+///   - next: called with each value and the state, before the value is
+///     forwarded.
+///   - error: called with the error and the state, before it is forwarded.
+///   - completed: called with the state before the completion is forwarded.
+///   - disposed: called with the state after the upstream was disposed,
+///     on explicit disposal and after termination, at most once.
+/// - Returns: the signal with the hooks.
+///
+/// - Threading: `initialState` runs on the subscribing thread; the event
+///   hooks on the delivering thread; `disposed` on the disposing thread.
+/// - Termination: events are forwarded unchanged, after their hook;
+///   termination then disposes the subscription, which calls `disposed`.
+/// - Disposal: an `ActionDisposable` that disposes the upstream, then calls
+///   `disposed(state)`.
+public func withState<T, E, S>(
+    _ signal: Signal<T, E>,
+    _ initialState: @escaping () -> S,
+    next: @escaping (T, S) -> Void = { _, _ in },
+    error: @escaping (E, S) -> Void = { _, _ in },
+    completed: @escaping (S) -> Void = { _ in },
+    disposed: @escaping (S) -> Void = { _ in }
+) -> Signal<T, E> {
+    Signal { subscriber in
+        let state = initialState()
+        let upstream = signal._start(
+            _WithStateSink(downstream: subscriber, state: state, next: next, error: error, completed: completed)
+        )
+        return ActionDisposable {
+            upstream.dispose()
+            disposed(state)
+        }
+    }._derived("withState", from: signal)
+}
+
+final class _WithStateSink<T, E, S>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source (the
+    // state object is the user's, used by the user's hooks).
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let state: S
+    let next: (T, S) -> Void
+    let error: (E, S) -> Void
+    let completed: (S) -> Void
+
+    init(
+        downstream: Subscriber<T, E>,
+        state: S,
+        next: @escaping (T, S) -> Void,
+        error: @escaping (E, S) -> Void,
+        completed: @escaping (S) -> Void
+    ) {
+        self.downstream = downstream
+        self.state = state
+        self.next = next
+        self.error = error
+        self.completed = completed
+    }
+
+    override func putNext(_ value: T) {
+        next(value, state)
+        downstream.putNext(value)
+    }
+    override func putError(_ error: E) {
+        self.error(error, state)
+        downstream.putError(error)
+    }
+    override func putCompletion() {
+        completed(state)
+        downstream.putCompletion()
+    }
+}

@@ -1,0 +1,113 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Taking: operators that end a signal early or keep only some of its values by
+// position (first, last).
+// This file: ReactiveCocoa's `firstOrDefault:` and a last value with a default:
+// `firstOrDefault(_:)` / `lastOrDefault(_:)`.
+
+// MARK: - firstOrDefault, lastOrDefault
+
+/// Sends the first value and completes; if the upstream completes without a
+/// value, sends `defaultValue` and completes (RAC's `firstOrDefault:`, as a
+/// signal instead of a blocking call).
+///
+/// Marble: `"--a-b-|"` → `"--(a|)"`; `"---|"` → `"---(d|)"`
+///
+/// For the blocking-free accessor returning the value itself, see
+/// `Signal.first()` (async).
+///
+/// - Parameters:
+///   - defaultValue: sent when the upstream completes without a value.
+/// - Returns: a function from a signal to a signal of exactly one value.
+///
+/// - Threading: no thread hop.
+/// - Termination: completes after the first value (the downstream's
+///   completion then disposes the upstream) or after the default; an error
+///   before the first value is forwarded.
+/// - Disposal: returns the upstream handle.
+public func firstOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+        }._derived("firstOrDefault", from: signal, arguments: _debugArgument(defaultValue))
+    }
+}
+
+final class _FirstOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let defaultValue: T
+    let done = Synchronization.Atomic<Bool>(false)
+
+    init(downstream: Subscriber<T, E>, defaultValue: T) {
+        self.downstream = downstream
+        self.defaultValue = defaultValue
+    }
+
+    override func putNext(_ value: T) {
+        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        downstream.putNext(value)
+        downstream.putCompletion()
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        if !done.exchange(true, ordering: .acquiringAndReleasing) {
+            downstream.putNext(defaultValue)
+        }
+        downstream.putCompletion()
+    }
+}
+
+/// When the upstream completes, sends its last value, or `defaultValue` if
+/// it sent none, then completes.
+///
+/// Marble: `"a-b-|"` → `"----(b|)"`; `"---|"` → `"---(d|)"`
+///
+/// SwiftSignalKit's `last(signal:)` sends an Optional (`nil` when there was
+/// no value); this one sends a `T`.
+///
+/// - Parameters:
+///   - defaultValue: sent when the upstream completes without a value.
+/// - Returns: a function from a signal to a signal of exactly one value.
+///
+/// - Threading: no thread hop; the value is sent on the completing thread.
+/// - Termination: completion sends the value then completes; an error is
+///   forwarded without sending.
+/// - Disposal: returns the upstream handle.
+public func lastOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+        }._derived("lastOrDefault", from: signal, arguments: _debugArgument(defaultValue))
+    }
+}
+
+final class _LastOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: the last value is guarded by `_GuardedValue`.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let defaultValue: T
+    let last = _GuardedValue<T?>(nil)
+
+    init(downstream: Subscriber<T, E>, defaultValue: T) {
+        self.downstream = downstream
+        self.defaultValue = defaultValue
+    }
+
+    override func putNext(_ value: T) {
+        // The replaced value is released here, outside the lock.
+        _ = last.exchange(value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        downstream.putNext(last.exchange(nil) ?? defaultValue)
+        downstream.putCompletion()
+    }
+}

@@ -1,0 +1,218 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Taking: operators that end a signal early or keep only some of its values by
+// position (first, last).
+// This file: SwiftSignalKit's `takeLast` (the last value) and `last` (the last
+// value as an Optional), and ReactiveCocoa's `takeLast:` (the overload
+// `takeLast(_ count: Int)`).
+
+/// Emits only the last value, when the upstream completes.
+///
+/// SwiftSignalKit's `takeLast`.
+///
+/// Marble: `"a-b-c-|"` → `"------(c|)"`; `"---|"` → `"---|"`
+///
+/// - Parameters:
+///   - signal: the upstream signal.
+/// - Returns: a signal that emits the upstream's last value (if there was
+///   one) and then completes.
+///
+/// - Threading: no thread hop; the last value is emitted on the thread that
+///   completes.
+/// - Termination: on completion emits the last value (nothing if there was
+///   none) then completes; an error is forwarded without emitting.
+/// - Disposal: returns the upstream handle.
+public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+    Signal { subscriber in
+        signal._start(_TakeLastSink(downstream: subscriber))
+    }._derived("takeLast", from: signal)
+}
+
+/// Emits the last value as an optional when the upstream completes (`nil` if
+/// there was none).
+///
+/// SwiftSignalKit's `last`.
+///
+/// Marble: `"a-b-|"` → `"----(b|)"`; `"---|"` → `"---(nil|)"`
+///
+/// - Parameters:
+///   - signal: the upstream signal.
+/// - Returns: a signal of exactly one optional value (then completion), or
+///   of the upstream's error.
+///
+/// - Threading: no thread hop.
+/// - Termination: on completion emits `last` (or `nil`) then completes; an
+///   error is forwarded without emitting.
+/// - Disposal: returns the upstream handle.
+public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
+    Signal { subscriber in
+        signal._start(_LastSink(downstream: subscriber))
+    }._derived("last", from: signal)
+}
+
+final class _TakeLastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the last value is guarded inside
+    // `state`.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let state = _LastValueState<T>()
+
+    init(downstream: Subscriber<T, E>) {
+        self.downstream = downstream
+    }
+
+    override func putNext(_ value: T) {
+        _ = state.replace(with: value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        if let value = state.take() {
+            downstream.putNext(value)
+        }
+        downstream.putCompletion()
+    }
+}
+
+final class _LastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the last value is guarded inside
+    // `state`.
+    let downstream: Subscriber<T?, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let state = _LastValueState<T>()
+
+    init(downstream: Subscriber<T?, E>) {
+        self.downstream = downstream
+    }
+
+    override func putNext(_ value: T) {
+        _ = state.replace(with: value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        downstream.putNext(state.take())
+        downstream.putCompletion()
+    }
+}
+
+/// The last value received, per subscription (`takeLast`, `last`).
+final class _LastValueState<T>: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is only accessed with `mutex` held.
+    private let mutex = _Mutex()
+    private var value: T?
+
+    deinit {
+        mutex.destroy()
+    }
+
+    /// Stores `newValue`; returns the value it replaces, to be released by
+    /// the caller outside the lock.
+    func replace(with newValue: T) -> T? {
+        mutex.withLock {
+            let replaced = value
+            value = newValue
+            return replaced
+        }
+    }
+
+    /// Takes the stored value out (nil if none).
+    func take() -> T? {
+        mutex.withLock {
+            let taken = value
+            value = nil
+            return taken
+        }
+    }
+}
+
+// MARK: - takeLast(n)
+
+/// When the upstream completes, sends its last `count` values, then
+/// completes (RAC's `takeLast:`).
+///
+/// Marble: `"a-b-c-|"` with `count = 2` → `"------(bc|)"`
+///
+/// SwiftSignalKit's `takeLast` (no count: `signal |> takeLast`) keeps the
+/// last value only; this overload takes the count.
+///
+/// - Parameters:
+///   - count: how many values to keep; `0` (or less) keeps none (the result
+///     then only completes).
+/// - Returns: a function from a signal to the signal of its last values.
+///
+/// - Threading: no thread hop; the values are sent on the completing thread.
+/// - Termination: on completion sends the kept values, oldest first, then
+///   completes; an error is forwarded without sending them.
+/// - Disposal: returns the upstream handle; the kept values are released
+///   when sent (or with the subscription).
+public func takeLast<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_TakeLastCountSink(downstream: subscriber, count: max(0, count)))
+        }._derived("takeLast", from: signal, arguments: "\(count)")
+    }
+}
+
+/// The last `count` values, in a ring.
+struct _RingBuffer<Element> {
+    private var storage: [Element] = []
+    private var start = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Appends `element`; returns the element it pushes out, if any.
+    mutating func append(_ element: Element) -> Element? {
+        guard capacity > 0 else { return element }
+        if storage.count < capacity {
+            storage.append(element)
+            return nil
+        }
+        var evicted = element
+        swap(&storage[start], &evicted)
+        start = (start + 1) % capacity
+        return evicted
+    }
+
+    /// Takes the elements out, oldest first.
+    mutating func removeAll() -> [Element] {
+        defer {
+            storage = []
+            start = 0
+        }
+        return Array(storage[start...] + storage[..<start])
+    }
+}
+
+final class _TakeLastCountSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: the ring is guarded by `_GuardedValue`.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let ring: _GuardedValue<_RingBuffer<T>>
+
+    init(downstream: Subscriber<T, E>, count: Int) {
+        self.downstream = downstream
+        self.ring = _GuardedValue(_RingBuffer(capacity: count))
+    }
+
+    override func putNext(_ value: T) {
+        // The evicted value is released here, outside the lock.
+        _ = ring.withLock { $0.append(value) }
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+
+    override func putCompletion() {
+        for value in ring.withLock({ $0.removeAll() }) {
+            downstream.putNext(value)
+        }
+        downstream.putCompletion()
+    }
+}

@@ -1,0 +1,114 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Taking: operators that end a signal early or keep only some of its values by
+// position (first, last).
+// This file: ReactiveCocoa's `takeUntilReplacement`.
+
+// MARK: - takeUntilReplacement
+
+/// Forwards the signal until `replacement` sends any event, then forwards
+/// `replacement` instead (RAC's `takeUntilReplacement:`).
+///
+/// Marble: `"a-b-c-d-|"` with replacement `"---x-y-|"` → `"a-b-x-y-|"`
+///
+/// As in ReactiveCocoa, the signal's own completion does not complete the
+/// result (the replacement may still come); its error does fail it.
+///
+/// - Parameters:
+///   - replacement: subscribed first; from its first event (value, error or
+///     completion) on, the signal is disposed and only its events are
+///     forwarded.
+/// - Returns: a function from a signal to the replaced signal.
+///
+/// - Threading: events are delivered on the thread of the input that sent
+///   them, one at a time.
+/// - Termination: the replacement's error or completion; or the signal's
+///   error before the replacement's first event.
+/// - Disposal: the signal is disposed at the replacement's first event;
+///   termination or disposal disposes the replacement, then the signal.
+public func takeUntilReplacement<T, E>(_ replacement: Signal<T, E>) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let state = _ReplacementState<T, E>(downstream: subscriber)
+            let replacementHandle = replacement._start(_ReplacementSink(state: state, isReplacement: true))
+            state.setSource(signal._start(_ReplacementSink(state: state, isReplacement: false)))
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
+                replacementHandle.dispose()
+                state?.disposeSource()
+            }
+        }._derived("takeUntilReplacement", from: signal, arguments: replacement.description)
+    }
+}
+
+/// `@unchecked Sendable`: `replaced` and `source` are guarded by `mutex`.
+final class _ReplacementState<T, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    private let mutex = _Mutex()
+    private var replaced = false
+    private var sourceDisposed = false
+    private var source: (any Disposable)?
+
+    init(downstream: Subscriber<T, E>) {
+        delivery = _SerialDelivery(downstream: downstream)
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func setSource(_ handle: any Disposable) {
+        let disposeNow = mutex.withLock { () -> Bool in
+            if sourceDisposed { return true }
+            source = handle
+            return false
+        }
+        if disposeNow { handle.dispose() }
+    }
+
+    func disposeSource() {
+        let handle = mutex.withLock { () -> (any Disposable)? in
+            sourceDisposed = true
+            defer { source = nil }
+            return source
+        }
+        handle?.dispose()
+    }
+
+    /// An event of the signal (`isReplacement == false`) or of the
+    /// replacement.
+    func send(_ event: _QueuedEvent<T, E>, isReplacement: Bool) {
+        mutex.lock()
+        if !isReplacement {
+            var dropped = replaced
+            // The signal's own completion never ends the result.
+            if case .completed = event { dropped = true }
+            if dropped {
+                mutex.unlock()
+                return
+            }
+        }
+        let first = isReplacement && !replaced
+        if first { replaced = true }
+        let mustDrain = delivery.push(event)
+        mutex.unlock()
+        if first { disposeSource() }
+        if mustDrain { delivery.drain() }
+    }
+}
+
+final class _ReplacementSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _ReplacementState<T, E>
+    let isReplacement: Bool
+
+    init(state: _ReplacementState<T, E>, isReplacement: Bool) {
+        self.state = state
+        self.isReplacement = isReplacement
+    }
+
+    override func putNext(_ value: T) { state.send(.next(value), isReplacement: isReplacement) }
+    override func putError(_ error: E) { state.send(.error(error), isReplacement: isReplacement) }
+    override func putCompletion() { state.send(.completed, isReplacement: isReplacement) }
+}

@@ -1,0 +1,163 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+import Synchronization
+
+// Timing: operators and signals driven by a clock. Everything goes through
+// `Queue` (`cancellableAfter`, `Timer`), so on a queue made with
+// `Queue(scheduler:)` — `VirtualTimeScheduler.makeQueue()` in tests — the
+// operators follow the scheduler's clock. Operators whose events come both
+// from their input and from a timer feed the downstream through a
+// `_SerialDelivery` (never two callbacks at once, in the order the operator
+// decided them).
+//
+// This file: ReactiveCocoa's `bufferWithTime`.
+
+// MARK: - bufferWithTime
+
+/// Collects values and sends them as an array `interval` seconds after the
+/// first value of each batch; flushes the batch when the signal completes
+/// (RAC's `bufferWithTime:onScheduler:`).
+///
+/// Marble (interval 3): `"a-b---c-d-|"` → `"---[a,b]---[c,d]|"` (nothing is
+/// sent for quiet periods)
+///
+/// - Parameters:
+///   - interval: seconds from a batch's first value to its sending; must
+///     not be negative.
+///   - queue: where the timers run and the batches are sent.
+/// - Returns: a function from a signal to the signal of non-empty batches.
+///
+/// - Threading: a batch is sent on `queue`; the batch flushed at completion,
+///   the completion and the error on the thread that delivers them. Never
+///   two at once.
+/// - Termination: completion sends the current batch (if not empty), then
+///   completes; an error is forwarded at once and the batch is dropped.
+/// - Disposal: disposes the upstream and cancels the batch's timer.
+public func bufferWithTime<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<[T], E> {
+    precondition(interval >= 0, "bufferWithTime(_:queue:): the interval must not be negative, got \(interval)")
+    return { signal in
+        Signal { subscriber in
+            let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)
+            let upstream = signal._start(_BufferSink(state: state))
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
+                upstream.dispose()
+                state?.stop()
+            }
+        }._derived("bufferWithTime", from: signal, arguments: "\(interval)")
+    }
+}
+
+/// The current batch and its timer.
+///
+/// `@unchecked Sendable`: `batch`, `timer`, `armedNumber` and `stopped` are
+/// guarded by `mutex`; the rest is immutable.
+final class _BufferState<T, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<[T], E>
+    let interval: Double
+    let queue: Queue
+    private let mutex = _Mutex()
+    private var batch: [T] = []
+    private var timer: (any Disposable)?
+    /// The number of the batch whose timer is armed, if one is.
+    private var armedNumber: Int?
+    private var batches = 0
+    private var stopped = false
+
+    init(downstream: Subscriber<[T], E>, interval: Double, queue: Queue) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+        self.interval = interval
+        self.queue = queue
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func putNext(_ value: T) {
+        let arming = mutex.withLock { () -> Int? in
+            guard !stopped else { return nil }
+            batch.append(value)
+            guard armedNumber == nil else { return nil }
+            batches += 1
+            armedNumber = batches
+            return batches
+        }
+        guard let number = arming else { return }
+        // Strong: a pending timer keeps the state (and the downstream) alive
+        // until it fires or is cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            fire(number)
+        }
+        let keep = mutex.withLock { () -> Bool in
+            guard !stopped, armedNumber == number else { return false }
+            timer = handle
+            return true
+        }
+        if !keep { handle.dispose() }
+    }
+
+    private func fire(_ number: Int) {
+        var sent: [T] = []
+        var firedTimer: (any Disposable)?
+        mutex.lock()
+        var mustDrain = false
+        if armedNumber == number {
+            armedNumber = nil
+            swap(&firedTimer, &timer)
+            swap(&sent, &batch)
+            if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
+        }
+        mutex.unlock()
+        firedTimer = nil  // released outside the lock
+        if mustDrain { delivery.drain() }
+    }
+
+    func putCompletion() {
+        var sent: [T] = []
+        mutex.lock()
+        swap(&sent, &batch)
+        let oldTimer = timer
+        timer = nil
+        armedNumber = nil
+        stopped = true
+        var mustDrain = false
+        if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
+        mustDrain = delivery.push(.completed) || mustDrain
+        mutex.unlock()
+        oldTimer?.dispose()
+        if mustDrain { delivery.drain() }
+    }
+
+    func putError(_ error: E) {
+        stop()
+        delivery.putError(error)
+    }
+
+    /// Drops the batch and cancels its timer; nothing more is sent.
+    func stop() {
+        var dropped: [T] = []
+        mutex.lock()
+        swap(&dropped, &batch)
+        let oldTimer = timer
+        timer = nil
+        armedNumber = nil
+        stopped = true
+        mutex.unlock()
+        oldTimer?.dispose()
+        dropped = []
+    }
+}
+
+final class _BufferSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _BufferState<T, E>
+
+    init(state: _BufferState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.putNext(value) }
+    override func putError(_ error: E) { state.putError(error) }
+    override func putCompletion() { state.putCompletion() }
+}

@@ -1,0 +1,131 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+import Synchronization
+
+// Timing: operators and signals driven by a clock. Everything goes through
+// `Queue` (`cancellableAfter`, `Timer`), so on a queue made with
+// `Queue(scheduler:)` — `VirtualTimeScheduler.makeQueue()` in tests — the
+// operators follow the scheduler's clock. Operators whose events come both
+// from their input and from a timer feed the downstream through a
+// `_SerialDelivery` (never two callbacks at once, in the order the operator
+// decided them).
+//
+// This file: ReactiveCocoa's `delay:`, here `delayEvents` (SwiftSignalKit's
+// `delay(_:queue:)` delays the subscription).
+
+// MARK: - delayEvents
+
+/// Delays every value and the completion by `interval` seconds; an error is
+/// forwarded at once (RAC's `delay:`).
+///
+/// Marble (interval 2): `"a-b-|"` → `"--a-b-|"`; `"a-#e"` → `"-#e"` (the
+/// pending `a` is dropped)
+///
+/// Not SwiftSignalKit's `delay(_:queue:)`, which delays the subscription
+/// (and so every event, errors included, by the same amount).
+///
+/// - Parameters:
+///   - interval: seconds each value and the completion wait.
+///   - queue: where the timers run and the delayed events are sent.
+/// - Returns: a function from a signal to the delayed signal.
+///
+/// - Threading: values and the completion are sent on `queue`, in the order
+///   they arrived; an error on the thread that delivers it.
+/// - Termination: the completion arrives `interval` seconds after the
+///   upstream's; an error arrives at once and cancels every pending event.
+/// - Disposal: disposes the upstream and cancels every pending event.
+public func delayEvents<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
+            let upstream = signal._start(_DelayEventsSink(state: state))
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
+                upstream.dispose()
+                state?.cancelAll()
+            }
+        }._derived("delayEvents", from: signal, arguments: "\(interval)")
+    }
+}
+
+/// The scheduled events of one `delayEvents` subscription.
+///
+/// `@unchecked Sendable`: `scheduled`, `nextNumber` and `stopped` are guarded
+/// by `mutex`; the rest is immutable.
+final class _DelayEventsState<T, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    let interval: Double
+    let queue: Queue
+    private let mutex = _Mutex()
+    /// Pending events' timers (nil until armed), by arrival number.
+    private var scheduled: [Int: (any Disposable)?] = [:]
+    private var nextNumber = 0
+    private var stopped = false
+
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+        self.interval = interval
+        self.queue = queue
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    /// Schedules `event` (a value or the completion).
+    func schedule(_ event: _QueuedEvent<T, E>) {
+        // The entry exists (with no handle yet) before the timer is armed,
+        // so that a timer firing before its handle is stored still finds it.
+        let number = mutex.withLock { () -> Int? in
+            guard !stopped else { return nil }
+            nextNumber += 1
+            scheduled[nextNumber] = .some(nil)
+            return nextNumber
+        }
+        guard let number else { return }
+        // Strong: a pending event keeps the state (and the downstream) alive
+        // until it is sent or cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            // The entry's handle is released outside the lock.
+            let entry = self.mutex.withLock { self.scheduled.removeValue(forKey: number) }
+            if entry != nil { self.delivery.send(event) }
+        }
+        let disposeNow = mutex.withLock { () -> Bool in
+            if scheduled.index(forKey: number) != nil {
+                scheduled[number] = .some(handle)
+                return false
+            }
+            return stopped
+        }
+        if disposeNow { handle.dispose() }
+    }
+
+    func putError(_ error: E) {
+        cancelAll()
+        delivery.putError(error)
+    }
+
+    func cancelAll() {
+        let pending = mutex.withLock { () -> [Int: (any Disposable)?] in
+            stopped = true
+            defer { scheduled = [:] }
+            return scheduled
+        }
+        for case let handle? in pending.values {
+            handle.dispose()
+        }
+    }
+}
+
+final class _DelayEventsSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let state: _DelayEventsState<T, E>
+
+    init(state: _DelayEventsState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.schedule(.next(value)) }
+    override func putError(_ error: E) { state.putError(error) }
+    override func putCompletion() { state.schedule(.completed) }
+}

@@ -1,0 +1,71 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Timing: operators and signals driven by a clock.
+//
+// This file: SwiftSignalKit's `debug_measureTimeToFirstEvent`, a timing probe.
+
+// MARK: - debug_measureTimeToFirstEvent
+
+/// Passes everything through and prints how long the first value took.
+///
+/// On the first value delivered by any subscription of the returned signal,
+/// prints `measureTimeToFirstEvent(<label>: <milliseconds> ms` (SwiftSignalKit's
+/// exact text, with no closing parenthesis), the time measured on a monotonic
+/// clock from that subscription's start.
+///
+/// Marble: `"a-b-|"` → `"a-b-|"`
+///
+/// - Parameters:
+///   - label: printed with the time.
+/// - Returns: a function from the source to the same signal, measured.
+/// - Threading: prints on the thread of the first value.
+/// - Termination: forwarded unchanged.
+/// - Disposal: disposes the source.
+public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        let probe = _FirstEventProbe(label: label)
+        return Signal { subscriber in
+            signal._start(_MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
+        }._derived("debug_measureTimeToFirstEvent", from: signal, arguments: label)
+    }
+}
+
+/// The flag shared by every subscription of one measured signal.
+final class _FirstEventProbe: Sendable {
+    let label: String
+    private let waiting = Synchronization.Atomic<Bool>(true)
+
+    init(label: String) {
+        self.label = label
+    }
+
+    /// Prints the time since `startTime` the first time it is called.
+    func valueArrived(startTime: Double) {
+        guard waiting.load(ordering: .relaxed), waiting.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        let milliseconds = (_monotonicSeconds() - startTime) * 1000.0
+        print("measureTimeToFirstEvent(\(label): \(milliseconds) ms")
+    }
+}
+
+final class _MeasureFirstEventSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let probe: _FirstEventProbe
+    let startTime: Double
+
+    init(downstream: Subscriber<T, E>, probe: _FirstEventProbe, startTime: Double) {
+        self.downstream = downstream
+        self.probe = probe
+        self.startTime = startTime
+    }
+
+    override func putNext(_ value: T) {
+        probe.valueArrived(startTime: startTime)
+        downstream.putNext(value)
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}

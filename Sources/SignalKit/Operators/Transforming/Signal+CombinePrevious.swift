@@ -1,0 +1,53 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Transforming: operators that turn each value (or error) into another.
+// This file: ReactiveCocoa's `combinePrevious`.
+
+// MARK: - combinePrevious
+
+/// Combines each value with the one before it (`start` for the first) (RAC's
+/// `combinePreviousWithStart:reduce:`).
+///
+/// Marble: `"1-2-4-|"` with `combinePrevious(0, { $1 - $0 })` → `"1-1-2-|"`
+///
+/// - Parameters:
+///   - start: the "previous" of the first value.
+///   - reduce: `(previous, current) -> result`, called once per value,
+///     outside any lock.
+/// - Returns: a function from a signal to the signal of results.
+///
+/// - Threading: no thread hop; the source must deliver serially.
+/// - Termination: forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func combinePrevious<T, R, E>(
+    _ start: T,
+    _ reduce: @escaping (T, T) -> R
+) -> (Signal<T, E>) -> Signal<R, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
+        }._derived("combinePrevious", from: signal, arguments: _debugArgument(start))
+    }
+}
+
+final class _CombinePreviousSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `previous` is guarded by `_GuardedValue`.
+    let downstream: Subscriber<R, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let reduce: (T, T) -> R
+    let previous: _GuardedValue<T>
+
+    init(downstream: Subscriber<R, E>, start: T, reduce: @escaping (T, T) -> R) {
+        self.downstream = downstream
+        self.reduce = reduce
+        self.previous = _GuardedValue(start)
+    }
+
+    override func putNext(_ value: T) {
+        let before = previous.exchange(value)
+        downstream.putNext(reduce(before, value))
+    }
+
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}

@@ -1,0 +1,76 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Transforming: operators that turn each value (or error) into another.
+// This file: SwiftSignalKit's `map` and `flatMap` (a map over Optional values).
+// Both subscribe upstream synchronously and return the upstream handle
+// unchanged: error and completion pass straight through.
+
+/// Transforms every value with `f`.
+///
+/// SwiftSignalKit's `map` (also ReactiveCocoa's `map:`).
+///
+/// Marble: `"a-b-c-|"` → `"f(a)-f(b)-f(c)-|"`
+///
+/// ```swift
+/// let doubled = numbers |> map { $0 * 2 }
+/// ```
+///
+/// - Parameters:
+///   - f: called once per value per subscription, on the thread that
+///     delivers the value.
+/// - Returns: a function from a signal to the mapped signal (use with `|>`).
+///
+/// - Threading: no thread hop: `f` and the downstream callbacks run on the
+///   thread the upstream delivers on.
+/// - Termination: error and completion are forwarded unchanged.
+/// - Disposal: disposing the subscription disposes the upstream subscription
+///   (the generator returns the upstream handle).
+@inlinable
+public func map<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+    { signal in
+        _fusing(signal) { next, terminal in
+            { value in
+                let result = f(value)
+                if !terminal.isTerminated { next(result) }
+            }
+        }._derived("map", from: signal)
+    }
+}
+
+/// Transforms the non-nil values of a signal of optionals; `nil` passes as
+/// `nil` (an optional map, not a flattening).
+///
+/// SwiftSignalKit's `flatMap` (ReactiveCocoa's `flattenMap:` is `flattenMap`).
+///
+/// Marble: `"a-nil-c-|"` → `"f(a)-nil-f(c)-|"`
+///
+/// - Parameters:
+///   - f: called for each non-nil value.
+/// - Returns: a function from a `Signal<T?, E>` to a `Signal<R?, E>`.
+///
+/// - Threading: no thread hop.
+/// - Termination: error and completion are forwarded unchanged.
+/// - Disposal: returns the upstream handle.
+public func flatMap<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
+        }._derived("flatMap", from: signal)
+    }
+}
+
+final class _OptionalMapSink<T, E, R>: _Sink<T?, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source.
+    let downstream: Subscriber<R?, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let transform: (T) -> R
+
+    init(downstream: Subscriber<R?, E>, transform: @escaping (T) -> R) {
+        self.downstream = downstream
+        self.transform = transform
+    }
+
+    override func putNext(_ value: T?) { downstream.putNext(value.map(transform)) }
+    override func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}

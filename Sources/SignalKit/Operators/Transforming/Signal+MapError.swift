@@ -1,0 +1,77 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Transforming: operators that turn each value (or error) into another.
+// This file: SwiftSignalKit's `mapError` and `castError`. Values and
+// completion pass straight through.
+
+/// Transforms the error with `f`.
+///
+/// SwiftSignalKit's `mapError`.
+///
+/// Marble: `"a-b-#e"` → `"a-b-#f(e)"`
+///
+/// - Parameters:
+///   - f: called with the upstream error, at most once per subscription.
+/// - Returns: a function from a `Signal<T, E>` to a `Signal<T, R>`.
+///
+/// - Threading: no thread hop.
+/// - Termination: the mapped error terminates; completion is forwarded.
+/// - Disposal: returns the upstream handle.
+public func mapError<T, E, R>(_ f: @escaping (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_MapErrorSink(downstream: subscriber, transform: f))
+        }._derived("mapError", from: signal)
+    }
+}
+
+/// Retypes a signal that cannot fail as one that fails with `E`.
+///
+/// SwiftSignalKit's `castError`.
+///
+/// Marble: `"a-b-|"` → `"a-b-|"`
+///
+/// - Parameters:
+///   - type: the new error type.
+/// - Returns: a function from a `Signal<T, NoError>` to a `Signal<T, E>`.
+///
+/// - Threading: no thread hop.
+/// - Termination: completion is forwarded; the result never fails.
+/// - Disposal: returns the upstream handle.
+public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_CastErrorSink(downstream: subscriber))
+        }._derived("castError", from: signal, arguments: "\(E.self)")
+    }
+}
+
+final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source.
+    let downstream: Subscriber<T, R>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    let transform: (E) -> R
+
+    init(downstream: Subscriber<T, R>, transform: @escaping (E) -> R) {
+        self.downstream = downstream
+        self.transform = transform
+    }
+
+    override func putNext(_ value: T) { downstream.putNext(value) }
+    override func putError(_ error: E) { downstream.putError(transform(error)) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
+final class _CastErrorSink<T, E>: _Sink<T, NoError>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source.
+    let downstream: Subscriber<T, E>
+    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+
+    init(downstream: Subscriber<T, E>) {
+        self.downstream = downstream
+    }
+
+    override func putNext(_ value: T) { downstream.putNext(value) }
+    override func putError(_ error: NoError) {}
+    override func putCompletion() { downstream.putCompletion() }
+}

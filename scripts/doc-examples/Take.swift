@@ -1,9 +1,0 @@
-// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
-//
-// Declarations the examples of 'Take.md' use without declaring them: stubs that
-// scripts/check-doc-examples compiles with the document's ```swift blocks.
-
-import SignalKit
-
-var source: Signal<Int, NoError> { fatalError() }
-var progress: Signal<Double, NoError> { fatalError() }
