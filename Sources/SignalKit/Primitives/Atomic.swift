@@ -11,6 +11,11 @@ public enum AtomicLockError: Error {
 /// same `Atomic` from inside its own closure deadlocks (use `tryWith` to
 /// detect that). A value replaced by `modify` or `swap` is released after the
 /// lock is released, so its `deinit` may use the same `Atomic`.
+///
+/// The name clashes with the standard library's `Synchronization.Atomic`
+/// (a different, lock-free type for atomic integers and references): in a
+/// file that imports both modules, an unqualified `Atomic` is ambiguous;
+/// write `SignalKit.Atomic` (and `Synchronization.Atomic`).
 public final class Atomic<T>: @unchecked Sendable {
     // `@unchecked Sendable`: `value` is only accessed with `mutex` held.
     private let mutex = _Mutex()
