@@ -1,0 +1,74 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// From async to signals: a signal that iterates an `AsyncSequence`.
+// (The other direction, `first()`, `get()` and `values`, is in
+// Signal+Async.swift.)
+
+extension Signal {
+    /// A cold signal of the elements of a non-throwing `AsyncSequence`.
+    ///
+    /// Each subscription starts a `Task` (with `priority`) that iterates the
+    /// sequence, sends each element as a value and completes when the
+    /// sequence ends. Disposing the subscription cancels the task: no event
+    /// follows the disposal, and cancellation is not an error. Whether the
+    /// sequence itself stops early on cancellation is up to the sequence
+    /// (`AsyncStream` does); the task stops at its next element either way.
+    /// Every subscription makes its own iterator: subscribe a single-pass
+    /// sequence such as `AsyncStream` once (share it with `multicast` or a
+    /// `ValuePipe` if several subscribers need its elements).
+    ///
+    /// **Threading:** events are sent from the task, on the global concurrent
+    /// executor, one at a time. `start` returns before the first element.
+    ///
+    /// ```swift
+    /// let (stream, continuation) = AsyncStream<Int>.makeStream()
+    /// let handle = Signal<Int, NoError>(stream).start(next: { print($0) })
+    /// continuation.yield(1)
+    /// continuation.finish()
+    /// handle.dispose()
+    /// ```
+    public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
+    where S.Element == T, S.Failure == Never {
+        self.init { subscriber in
+            let task = Task(priority: priority) {
+                for await element in sequence {
+                    if Task.isCancelled { return }
+                    subscriber.putNext(element)
+                }
+                if !Task.isCancelled { subscriber.putCompletion() }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+}
+
+extension Signal where E: Error {
+    /// A cold signal of the elements of a throwing `AsyncSequence`, with the
+    /// sequence's typed failure as the signal's error.
+    ///
+    /// As the non-throwing form: one `Task` per subscription, completion when
+    /// the sequence ends, disposal cancels the task. An error the sequence
+    /// throws becomes the signal's error, unless the subscription was
+    /// disposed (the task cancelled) before it: a sequence that throws
+    /// because it was cancelled ends silently, as cancellation is not an
+    /// error. A sequence typed `throws(any Error)` gives a
+    /// `Signal<Element, any Error>`.
+    public convenience init<S: AsyncSequence & Sendable>(_ sequence: S, priority: TaskPriority? = nil)
+    where S.Element == T, S.Failure == E {
+        self.init { subscriber in
+            let task = Task(priority: priority) {
+                do throws(E) {
+                    var iterator = sequence.makeAsyncIterator()
+                    while let element = try await iterator.next(isolation: nil) {
+                        if Task.isCancelled { return }
+                        subscriber.putNext(element)
+                    }
+                    if !Task.isCancelled { subscriber.putCompletion() }
+                } catch {
+                    if !Task.isCancelled { subscriber.putError(error) }
+                }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+}
