@@ -2,17 +2,39 @@
 
 // Sinks shared by many operators.
 
-/// Forwards every event to a downstream subscriber unchanged.
-final class _ForwardSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+/// What a `_ForwardSink` hands its events to: a downstream `Subscriber`, a
+/// `_SerialDelivery`, a subject, an operator's state.
+protocol _EventReceiver<Value, Failure>: AnyObject {
+    associatedtype Value
+    associatedtype Failure
+    func putNext(_ value: Value)
+    func putError(_ error: Failure)
+    func putCompletion()
+    /// The `downstreamSubscription` of a sink forwarding to this receiver:
+    /// the one downstream subscription everything the receiver does is for,
+    /// or nil (see `_Sink.downstreamSubscription`).
+    var _forwardedSubscription: _SubscriptionBase? { get }
+}
 
-    init(downstream: Subscriber<T, E>) {
+extension Subscriber: _EventReceiver {
+    typealias Value = T
+    typealias Failure = E
+    var _forwardedSubscription: _SubscriptionBase? { _subscriptionBase }
+}
+
+/// Forwards every event unchanged to a receiver (usually a downstream
+/// subscriber), which it holds for its own lifetime.
+final class _ForwardSink<Receiver: _EventReceiver>: _Sink<Receiver.Value, Receiver.Failure>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; the receiver is thread-safe.
+    let downstream: Receiver
+    override var downstreamSubscription: _SubscriptionBase? { downstream._forwardedSubscription }
+
+    init(downstream: Receiver) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: E) { downstream.putError(error) }
+    override func putNext(_ value: Receiver.Value) { downstream.putNext(value) }
+    override func putError(_ error: Receiver.Failure) { downstream.putError(error) }
     override func putCompletion() { downstream.putCompletion() }
 }
 

@@ -41,7 +41,7 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
             if delivery.isClosed {
                 return triggerHandle
             }
-            let source = signal._start(_DeliveryForwardSink(delivery: delivery))
+            let source = signal._start(_ForwardSink(downstream: delivery))
             return ActionDisposable {
                 triggerHandle.dispose()
                 source.dispose()
