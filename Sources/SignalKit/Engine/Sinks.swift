@@ -38,26 +38,39 @@ final class _ForwardSink<Receiver: _EventReceiver>: _Sink<Receiver.Value, Receiv
     override func putCompletion() { downstream.putCompletion() }
 }
 
+/// The base of an operator sink that passes error and completion straight
+/// through to its one downstream subscriber, and whose work is all for that
+/// subscriber's subscription. Subclasses override `putNext` (and, to do more
+/// than forward it, `putCompletion`).
+class _PassThroughTerminalSink<T, U, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `downstream` is immutable; subclasses name
+    // their own guards.
+    let downstream: Subscriber<U, E>
+    override final var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+
+    init(downstream: Subscriber<U, E>) {
+        self.downstream = downstream
+    }
+
+    override final func putError(_ error: E) { downstream.putError(error) }
+    override func putCompletion() { downstream.putCompletion() }
+}
+
 /// One mutable value of a sink's subscription, behind a pthread mutex. The
 /// operators that use it read and write it outside their user closures and
 /// downstream calls, and release replaced values after unlocking.
 ///
-/// `@unchecked Sendable`: `value` is only accessed with `mutex` held.
+/// `@unchecked Sendable`: the value is guarded by `_LockedState`.
 final class _GuardedValue<Value>: @unchecked Sendable {
-    private let mutex = _Mutex()
-    private var value: Value
+    private let state: _LockedState<Value>
 
     init(_ value: Value) {
-        self.value = value
-    }
-
-    deinit {
-        mutex.destroy()
+        state = _LockedState(value)
     }
 
     /// A copy of the value.
     func load() -> Value {
-        mutex.withLock { value }
+        state.withLock { $0 }
     }
 
     /// Stores `newValue`; returns the replaced value (the caller releases it,
@@ -65,12 +78,12 @@ final class _GuardedValue<Value>: @unchecked Sendable {
     @discardableResult
     func exchange(_ newValue: Value) -> Value {
         var replaced = newValue
-        mutex.withLock { swap(&value, &replaced) }
+        state.withLock { swap(&$0, &replaced) }
         return replaced
     }
 
     /// Runs `body` on the value under the lock. `body` must not call out.
     func withLock<R>(_ body: (inout Value) -> R) -> R {
-        mutex.withLock { body(&value) }
+        state.withLock(body)
     }
 }
