@@ -77,7 +77,7 @@ import Synchronization
 public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @unchecked Sendable {
     // `@unchecked Sendable`: `observers` and `subscribers` are CSignalRuntime's
     // thread-safe bags; `lastData` is an atomic strong reference; `settings`
-    // is only accessed with `settingsLock` held; the rest is immutable.
+    // is guarded by `_LockedState`; the rest is immutable.
     private let observers = _SubscriberBag<_EventRegistration<repeat each Argument>>()
     private let subscribers: _SubscriberBag<Subscriber<(repeat each Argument), NoError>>
     private let sharedSignal: Signal<(repeat each Argument), NoError>
@@ -85,8 +85,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     private let lastData = _AtomicReference<_EventArguments<repeat each Argument>>()
     /// Whether the emitter has arguments (arity 0 keeps no data).
     private let keepsLastData: Bool
-    private let settingsLock = _Mutex()
-    private var settings = _EventEmitterSettings()
+    private let settings = _LockedState(_EventEmitterSettings())
 
     /// Creates an emitter with no observers, no last data and
     /// ``maxObservers`` 100.
@@ -109,7 +108,6 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
         subscribers.removeAll()
         observers.close()
         observers.removeAll()
-        settingsLock.destroy()
     }
 
     // MARK: Firing
@@ -238,7 +236,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
         if registration.isCancelledAfterInsert {
             observers.remove(key)
         }
-        let (limit, added) = settingsLock.withLock { (settings.maxObservers, settings.observerAdded) }
+        let (limit, added) = settings.withLock { ($0.maxObservers, $0.observerAdded) }
         let count = observers.count
         if count > limit {
             reportObserverLimit(
@@ -288,9 +286,9 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// emitter, the count and the limit; release builds ignore it). Nothing is
     /// refused either way.
     public var maxObservers: Int {
-        get { settingsLock.withLock { settings.maxObservers } }
+        get { settings.withLock { $0.maxObservers } }
         set {
-            settingsLock.withLock { settings.maxObservers = newValue }
+            settings.withLock { $0.maxObservers = newValue }
             let count = observers.count
             if count > newValue {
                 reportObserverLimit(
@@ -306,14 +304,14 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// configuration): log it, count it, or fail a test. Runs on the thread
     /// that added the observer or set the limit, with no lock held.
     public var maxObserversHandler: ((_ message: String) -> Void)? {
-        get { settingsLock.withLock { settings.maxObserversHandler } }
+        get { settings.withLock { $0.maxObserversHandler } }
         set { replaceSetting { $0.maxObserversHandler = newValue } }
     }
 
     /// Called with the token after each ``addObserver(_:queue:lifetime:callback:)``,
     /// on the adding thread, with no lock held.
     public var observerAdded: ((EventObserver) -> Void)? {
-        get { settingsLock.withLock { settings.observerAdded } }
+        get { settings.withLock { $0.observerAdded } }
         set { replaceSetting { $0.observerAdded = newValue } }
     }
 
@@ -325,7 +323,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// the removing thread (for a purge, inside `fire`, `addObserver` or
     /// `removeObserver`), with no lock held.
     public var observerRemoved: ((EventObserver) -> Void)? {
-        get { settingsLock.withLock { settings.observerRemoved } }
+        get { settings.withLock { $0.observerRemoved } }
         set { replaceSetting { $0.observerRemoved = newValue } }
     }
 
@@ -347,7 +345,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
         if key != 0 {
             observers.remove(key)
         }
-        if notify, let removed = settingsLock.withLock({ settings.observerRemoved }) {
+        if notify, let removed = settings.withLock({ $0.observerRemoved }) {
             removed(registration)
         }
     }
@@ -372,7 +370,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     }
 
     private func reportObserverLimit(_ message: String) {
-        if let handler = settingsLock.withLock({ settings.maxObserversHandler }) {
+        if let handler = settings.withLock({ $0.maxObserversHandler }) {
             handler(message)
         } else {
             assertionFailure(message)
@@ -381,7 +379,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
 
     /// Changes a setting; the replaced closure is released after the lock.
     private func replaceSetting(_ change: (inout _EventEmitterSettings) -> Void) {
-        let previous = settingsLock.withLock { () -> _EventEmitterSettings in
+        let previous = settings.withLock { (settings: inout _EventEmitterSettings) -> _EventEmitterSettings in
             let previous = settings
             change(&settings)
             return previous
@@ -408,7 +406,7 @@ final class _EventArguments<each Argument>: @unchecked Sendable {
     }
 }
 
-/// An emitter's rarely changed settings (behind its `settingsLock`).
+/// An emitter's rarely changed settings (behind its `_LockedState`).
 struct _EventEmitterSettings {
     var maxObservers = 100
     var maxObserversHandler: ((String) -> Void)?

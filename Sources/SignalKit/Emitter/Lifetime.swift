@@ -30,47 +30,49 @@
 /// lock, in the order they were added, on the thread that ends the lifetime
 /// (for `deinit`, the thread releasing the last reference).
 public final class Lifetime: @unchecked Sendable {
-    // `@unchecked Sendable`: `entries` and `pruneThreshold` are only accessed
-    // with `mutex` held.
-    private let mutex = _Mutex()
-    /// nil once ended.
-    private var entries: [any Disposable]? = []
-    private var pruneThreshold = 16
+    // `@unchecked Sendable`: `entries` and `pruneThreshold` are guarded by
+    // `_LockedState`.
+    private struct State {
+        /// nil once ended.
+        var entries: [any Disposable]? = []
+        var pruneThreshold = 16
+    }
+
+    private let state = _LockedState(State())
 
     /// Creates a lifetime that has not ended.
     public init() {}
 
     deinit {
         end()
-        mutex.destroy()
     }
 
     /// Whether the lifetime has ended.
     public var hasEnded: Bool {
-        mutex.withLock { entries == nil }
+        state.withLock { $0.entries == nil }
     }
 
     /// Adds a disposable to dispose when the lifetime ends; if it has ended
     /// already, disposes it at once.
     public func add(_ disposable: any Disposable) {
         var pruned: [any Disposable] = []
-        let added = mutex.withLock { () -> Bool in
-            guard entries != nil else { return false }
-            entries!.append(disposable)
-            if entries!.count >= pruneThreshold {
+        let added = state.withLock { (state: inout State) -> Bool in
+            guard state.entries != nil else { return false }
+            state.entries!.append(disposable)
+            if state.entries!.count >= state.pruneThreshold {
                 // Drop cancelled tokens; release them after the lock (their
                 // callbacks' captures may have a deinit that runs user code).
                 var kept: [any Disposable] = []
-                kept.reserveCapacity(entries!.count)
-                for entry in entries! {
+                kept.reserveCapacity(state.entries!.count)
+                for entry in state.entries! {
                     if let observer = entry as? EventObserver, observer.isCancelled {
                         pruned.append(entry)
                     } else {
                         kept.append(entry)
                     }
                 }
-                entries = kept
-                pruneThreshold = max(16, kept.count * 2)
+                state.entries = kept
+                state.pruneThreshold = max(16, kept.count * 2)
             }
             return true
         }
@@ -81,9 +83,8 @@ public final class Lifetime: @unchecked Sendable {
     /// Ends the lifetime now: disposes everything added, in order.
     /// Idempotent; later ``add(_:)`` calls dispose at once.
     public func end() {
-        let ended = mutex.withLock { () -> [any Disposable]? in
-            defer { entries = nil }
-            return entries
+        let ended = state.withLock { state in
+            state.entries.take()
         }
         for disposable in ended ?? [] {
             disposable.dispose()

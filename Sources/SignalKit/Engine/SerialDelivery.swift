@@ -109,18 +109,10 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     func putCompletion() { send(.completed) }
 }
 
-/// Feeds one input's events into a `_SerialDelivery` unchanged.
-final class _DeliveryForwardSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
-    let delivery: _SerialDelivery<T, E>
-
-    init(delivery: _SerialDelivery<T, E>) {
-        self.delivery = delivery
-    }
-
-    override var downstreamSubscription: _SubscriptionBase? { delivery.downstream._subscriptionBase }
-
-    override func putNext(_ value: T) { delivery.putNext(value) }
-    override func putError(_ error: E) { delivery.putError(error) }
-    override func putCompletion() { delivery.putCompletion() }
+/// A `_ForwardSink` feeds one input's events into a `_SerialDelivery`
+/// unchanged; its `downstreamSubscription` is the delivery's downstream.
+extension _SerialDelivery: _EventReceiver {
+    typealias Value = T
+    typealias Failure = E
+    var _forwardedSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 }

@@ -147,7 +147,7 @@ class _SubjectCore<T, E>: @unchecked Sendable {
     /// See `Subject.subscribe(to:)`.
     final func attach(_ source: Signal<T, E>) -> any Disposable {
         if isTerminated { return EmptyDisposable }
-        let handle = source._start(_SubjectFeedSink(core: self))
+        let handle = source._start(_ForwardSink(downstream: self))
         feederMutex.lock()
         if feedersClosed {
             // The subject terminated meanwhile (perhaps through this source).
@@ -229,16 +229,10 @@ final class _PlainSubjectCore<T, E>: _SubjectCore<T, E>, @unchecked Sendable {
     }
 }
 
-/// Forwards a feeder's events to a subject.
-final class _SubjectFeedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the subject core is thread-safe.
-    let core: _SubjectCore<T, E>
-
-    init(core: _SubjectCore<T, E>) {
-        self.core = core
-    }
-
-    override func putNext(_ value: T) { core.putNext(value) }
-    override func putError(_ error: E) { core.putError(error) }
-    override func putCompletion() { core.putCompletion() }
+/// A `_ForwardSink` forwards a feeder's events to a subject. The subject has
+/// any number of subscribers, so the sink names no downstream subscription.
+extension _SubjectCore: _EventReceiver {
+    typealias Value = T
+    typealias Failure = E
+    var _forwardedSubscription: _SubscriptionBase? { nil }
 }

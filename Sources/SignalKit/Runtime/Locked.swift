@@ -6,17 +6,18 @@ import Synchronization
 /// (Not `Synchronization.Mutex`: contended, it hands over through futex calls
 /// ThreadSanitizer cannot see.)
 final class _LockedBox<Value: Sendable>: @unchecked Sendable {
-    // `@unchecked Sendable`: `stored` is only accessed with `mutex` held.
-    private let mutex = _Mutex()
-    private var stored: Value
+    // `@unchecked Sendable`: the value is guarded by `_LockedState`.
+    private let stored: _LockedState<Value>
 
-    init(_ value: Value) { stored = value }
-
-    deinit { mutex.destroy() }
+    init(_ value: Value) { stored = _LockedState(value) }
 
     var value: Value {
-        get { mutex.withLock { stored } }
-        set { mutex.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set {
+            // The replaced value is released after unlocking.
+            var replaced = newValue
+            stored.withLock { swap(&$0, &replaced) }
+        }
     }
 }
 

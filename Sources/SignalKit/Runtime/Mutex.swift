@@ -51,3 +51,54 @@ struct _Mutex: @unchecked Sendable {
         return try body()
     }
 }
+
+/// State and the pthread mutex that guards it, in one C allocation that the
+/// box frees when it is destroyed (its owner needs no `deinit`). The state is
+/// reachable only inside `withLock`.
+///
+/// `body` must not call out (no user closures, no downstream calls) and must
+/// not release anything that can run arbitrary code: a replaced value is
+/// returned from `body` and dropped by the caller after the lock is released,
+/// so a re-entrant `deinit` cannot deadlock on this lock.
+struct _LockedState<State>: ~Copyable, @unchecked Sendable {
+    // `@unchecked Sendable`: the state is only accessed with the mutex held.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// The state follows the mutex, aligned for `State`.
+    @inline(__always)
+    private static var stateOffset: Int {
+        let alignment = MemoryLayout<State>.alignment
+        return (MemoryLayout<pthread_mutex_t>.size + alignment - 1) / alignment * alignment
+    }
+
+    @inline(__always)
+    private var state: UnsafeMutablePointer<State> {
+        (UnsafeMutableRawPointer(mutex) + Self.stateOffset).assumingMemoryBound(to: State.self)
+    }
+
+    init(_ initial: consuming State) {
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.stateOffset + MemoryLayout<State>.size,
+            alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<State>.alignment))
+        mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
+        (raw + Self.stateOffset).bindMemory(to: State.self, capacity: 1).initialize(to: initial)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        state.deinitialize(count: 1)
+        mutex.deinitialize(count: 1)
+        UnsafeMutableRawPointer(mutex).deallocate()
+    }
+
+    /// Runs `body` on the state with the mutex held.
+    @inline(__always)
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state.pointee)
+    }
+}

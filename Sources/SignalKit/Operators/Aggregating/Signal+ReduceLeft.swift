@@ -128,18 +128,16 @@ public func reduceLeft<T, E>(
 
 // MARK: - reduceLeft(value:f:)
 
-final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _ReduceLeftSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the accumulator is guarded inside
     // `state`.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let combine: (T, T, (T) -> Void) -> T
     let state: _ReduceLeftState<T>
 
     init(downstream: Subscriber<T, E>, seed: T, combine: @escaping (T, T, (T) -> Void) -> T) {
-        self.downstream = downstream
         self.combine = combine
         self.state = _ReduceLeftState(seed)
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -148,7 +146,6 @@ final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         _ = state.replace(with: accumulated)
     }
 
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         downstream.putNext(state.accumulator())
@@ -158,26 +155,21 @@ final class _ReduceLeftSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
 /// The accumulator of `reduceLeft(value:f:)`, per subscription.
 final class _ReduceLeftState<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is only accessed with `lock` held.
-    private let lock = _Mutex()
-    private var value: T
+    // `@unchecked Sendable`: `value` is guarded by `_LockedState`.
+    private let value: _LockedState<T>
 
     init(_ value: T) {
-        self.value = value
-    }
-
-    deinit {
-        lock.destroy()
+        self.value = _LockedState(value)
     }
 
     func accumulator() -> T {
-        lock.withLock { value }
+        value.withLock { $0 }
     }
 
     /// Stores `newValue`; returns the replaced value, released by the caller
     /// outside the lock.
     func replace(with newValue: T) -> T {
-        lock.withLock {
+        value.withLock { value in
             let replaced = value
             value = newValue
             return replaced

@@ -147,20 +147,18 @@ public func aggregate<T, A, E>(
 }
 
 /// The sink of `scan` and `aggregate`.
-final class _ScanSink<T, A, E>: _Sink<T, E>, @unchecked Sendable {
+final class _ScanSink<T, A, E>: _PassThroughTerminalSink<T, A, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the accumulator and index are guarded by
     // `_GuardedValue`; the rest is immutable.
-    let downstream: Subscriber<A, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let emitsEachStep: Bool
     let reduce: (A, T, Int) -> A
     let state: _GuardedValue<(accumulator: A?, index: Int)>
 
     init(downstream: Subscriber<A, E>, start: A, emitsEachStep: Bool, reduce: @escaping (A, T, Int) -> A) {
-        self.downstream = downstream
         self.emitsEachStep = emitsEachStep
         self.reduce = reduce
         self.state = _GuardedValue((start, 0))
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -174,7 +172,6 @@ final class _ScanSink<T, A, E>: _Sink<T, E>, @unchecked Sendable {
         if emitsEachStep { downstream.putNext(next) }
     }
 
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         if !emitsEachStep, let accumulator = state.exchange((nil, 0)).accumulator {

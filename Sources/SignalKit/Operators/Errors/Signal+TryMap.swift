@@ -69,18 +69,16 @@ public func tryMap<T, R, E>(
     }
 }
 
-final class _TryMapSink<T, R, Thrown: Error, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TryMapSink<T, R, Thrown: Error, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `failed` is atomic; the rest is immutable.
-    let downstream: Subscriber<R, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (T) throws(Thrown) -> R
     let mapError: (Thrown) -> E
     let failed = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<R, E>, transform: @escaping (T) throws(Thrown) -> R, mapError: @escaping (Thrown) -> E) {
-        self.downstream = downstream
         self.transform = transform
         self.mapError = mapError
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -95,7 +93,4 @@ final class _TryMapSink<T, R, Thrown: Error, E>: _Sink<T, E>, @unchecked Sendabl
         }
         downstream.putNext(result)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

@@ -86,17 +86,15 @@ public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Si
     }
 }
 
-final class _DistinctUntilChangedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _DistinctUntilChangedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the mutable state is guarded inside
     // `state`.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let isEqual: (T, T) -> Bool
     let state = _DistinctUntilChangedState<T>()
 
     init(downstream: Subscriber<T, E>, isEqual: @escaping (T, T) -> Bool) {
-        self.downstream = downstream
         self.isEqual = isEqual
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -106,29 +104,21 @@ final class _DistinctUntilChangedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         _ = state.remember(value)
         downstream.putNext(value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
 /// The last value `distinctUntilChanged` emitted, per subscription.
 final class _DistinctUntilChangedState<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `last` is only accessed with `mutex` held.
-    private let mutex = _Mutex()
-    private var last: T?
-
-    deinit {
-        mutex.destroy()
-    }
+    // `@unchecked Sendable`: `last` is guarded by `_LockedState`.
+    private let last = _LockedState<T?>(nil)
 
     func lastEmitted() -> T? {
-        mutex.withLock { last }
+        last.withLock { $0 }
     }
 
     /// Stores `value`; returns the value it replaces (to be released by the
     /// caller, outside the lock).
     func remember(_ value: T) -> T? {
-        mutex.withLock {
+        last.withLock { last in
             let replaced = last
             last = value
             return replaced
@@ -156,17 +146,7 @@ public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     }._derived("ignoreValues", from: signal)
 }
 
-final class _IgnoreValuesSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    let downstream: Subscriber<Never, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(downstream: Subscriber<Never, E>) {
-        self.downstream = downstream
-    }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
-}
+final class _IgnoreValuesSink<T, E>: _PassThroughTerminalSink<T, Never, E>, @unchecked Sendable {}
 
 // MARK: - skip, skipWhile, skipUntil
 
@@ -195,16 +175,14 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     }
 }
 
-final class _SkipSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _SkipSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `seen` is atomic; the rest is immutable.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let count: Int
     let seen = Synchronization.Atomic<Int>(0)
 
     init(downstream: Subscriber<T, E>, count: Int) {
-        self.downstream = downstream
         self.count = count
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -214,9 +192,6 @@ final class _SkipSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         }
         downstream.putNext(value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
 /// Drops values while `predicate` returns `true`; from the first value for
@@ -264,16 +239,14 @@ public func skipUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
     }
 }
 
-final class _SkipWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _SkipWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `passing` is atomic; the rest is immutable.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let skips: (T) -> Bool
     let passing = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, skips: @escaping (T) -> Bool) {
-        self.downstream = downstream
         self.skips = skips
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -283,9 +256,6 @@ final class _SkipWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         }
         downstream.putNext(value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
 /// Drops every value equal to `value` (RAC's `ignore:`).

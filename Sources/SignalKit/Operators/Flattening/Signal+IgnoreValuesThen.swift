@@ -42,15 +42,6 @@ public func ignoreValuesThen<T, R, E>(_ next: @escaping () -> Signal<R, E>) -> (
     }
 }
 
-final class _DropValuesSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+final class _DropValuesSink<T, R, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<R, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(downstream: Subscriber<R, E>) {
-        self.downstream = downstream
-    }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

@@ -79,16 +79,19 @@ final class _FeedbackLoopControl: Disposable, @unchecked Sendable {
 /// The loop. Kept alive by the running iteration's sink (and by the frame
 /// that runs `iterate`).
 final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
-    // `@unchecked Sendable`: `running` and `again` are only accessed with
-    // `lock` held; the `let`s are immutable or thread-safe.
+    // `@unchecked Sendable`: `running` and `again` are guarded by
+    // `_LockedState`; the `let`s are immutable or thread-safe.
     let once: (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?
     let downstream: Subscriber<R, E>
     let control: _FeedbackLoopControl
-    private let lock = _Mutex()
-    /// A frame is running the loop in `iterate`.
-    private var running = false
-    /// An iteration completed while a frame was running the loop.
-    private var again = false
+    private struct Flags {
+        /// A frame is running the loop in `iterate`.
+        var running = false
+        /// An iteration completed while a frame was running the loop.
+        var again = false
+    }
+
+    private let flags = _LockedState(Flags())
 
     init(
         once: @escaping (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
@@ -100,20 +103,16 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
         self.control = control
     }
 
-    deinit {
-        lock.destroy()
-    }
-
     /// Starts the next iteration: at subscription and when an iteration
     /// completes. If a frame is already running the loop (the iteration
     /// completed synchronously inside `_start`), that frame continues it.
     func iterate() {
         var enters = false
-        lock.withLock {
-            if running {
-                again = true
+        flags.withLock { flags in
+            if flags.running {
+                flags.again = true
             } else {
-                running = true
+                flags.running = true
                 enters = true
             }
         }
@@ -122,22 +121,22 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
             // Stop when disposed, or when the downstream has ended
             // (loops stop when their downstream stops).
             guard !control.isDisposed, !downstream._hasEnded else {
-                lock.withLock { running = false }
+                flags.withLock { $0.running = false }
                 return
             }
             guard let signal = once(.initial) else {
-                lock.withLock { running = false }
+                flags.withLock { $0.running = false }
                 downstream.putCompletion()
                 return
             }
             control.current.set(signal._start(_FeedbackLoopSink(loop: self)))
             var repeats = false
-            lock.withLock {
-                if again {
-                    again = false
+            flags.withLock { flags in
+                if flags.again {
+                    flags.again = false
                     repeats = true
                 } else {
-                    running = false
+                    flags.running = false
                 }
             }
             guard repeats else { return }

@@ -168,76 +168,62 @@ public func afterDisposed<T, E, R>(_ f: @escaping () -> R) -> (Signal<T, E>) -> 
 
 // MARK: - Sinks
 
-final class _BeforeNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+final class _BeforeNextSink<T, E, R>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: (T) -> R
 
     init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
-        self.downstream = downstream
         self.action = action
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
         _ = action(value)
         downstream.putNext(value)
     }
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
-final class _AfterNextSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+final class _AfterNextSink<T, E, R>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: (T) -> R
 
     init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
-        self.downstream = downstream
         self.action = action
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
         downstream.putNext(value)
         _ = action(value)
     }
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
-final class _BeforeCompletedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _BeforeCompletedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: () -> Void
 
     init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
-        self.downstream = downstream
         self.action = action
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: E) { downstream.putError(error) }
     override func putCompletion() {
         action()
         downstream.putCompletion()
     }
 }
 
-final class _AfterCompletedSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _AfterCompletedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let action: () -> Void
 
     init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
-        self.downstream = downstream
         self.action = action
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: E) { downstream.putError(error) }
     override func putCompletion() {
         downstream.putCompletion()
         action()

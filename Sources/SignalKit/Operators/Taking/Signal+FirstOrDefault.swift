@@ -35,16 +35,14 @@ public func firstOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<
     }
 }
 
-final class _FirstOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _FirstOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let defaultValue: T
     let done = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, defaultValue: T) {
-        self.downstream = downstream
         self.defaultValue = defaultValue
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -53,7 +51,6 @@ final class _FirstOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         downstream.putCompletion()
     }
 
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         if !done.exchange(true, ordering: .acquiringAndReleasing) {
@@ -87,16 +84,14 @@ public func lastOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T
     }
 }
 
-final class _LastOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _LastOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the last value is guarded by `_GuardedValue`.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let defaultValue: T
     let last = _GuardedValue<T?>(nil)
 
     init(downstream: Subscriber<T, E>, defaultValue: T) {
-        self.downstream = downstream
         self.defaultValue = defaultValue
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -104,7 +99,6 @@ final class _LastOrDefaultSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         _ = last.exchange(value)
     }
 
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         downstream.putNext(last.exchange(nil) ?? defaultValue)

@@ -88,17 +88,15 @@ public func take<T, E>(until: @escaping (T) -> SignalTakeAction) -> (Signal<T, E
 
 // MARK: - Sinks
 
-final class _TakeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TakeSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `counter` is a Synchronization.Atomic; the rest
     // is immutable.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let limit: Int
     let counter = Synchronization.Atomic<Int>(0)
 
     init(downstream: Subscriber<T, E>, limit: Int) {
-        self.downstream = downstream
         self.limit = limit
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -112,20 +110,15 @@ final class _TakeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
             downstream.putCompletion()
         }
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
 
-final class _TakeUntilSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TakeUntilSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let until: (T) -> SignalTakeAction
 
     init(downstream: Subscriber<T, E>, until: @escaping (T) -> SignalTakeAction) {
-        self.downstream = downstream
         self.until = until
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -137,7 +130,4 @@ final class _TakeUntilSink<T, E>: _Sink<T, E>, @unchecked Sendable {
             downstream.putCompletion()
         }
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

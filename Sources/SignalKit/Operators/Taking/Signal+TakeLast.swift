@@ -52,22 +52,14 @@ public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     }._derived("last", from: signal)
 }
 
-final class _TakeLastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TakeLastSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the last value is guarded inside
     // `state`.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state = _LastValueState<T>()
-
-    init(downstream: Subscriber<T, E>) {
-        self.downstream = downstream
-    }
 
     override func putNext(_ value: T) {
         _ = state.replace(with: value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         if let value = state.take() {
@@ -77,22 +69,14 @@ final class _TakeLastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 }
 
-final class _LastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _LastSink<T, E>: _PassThroughTerminalSink<T, T?, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; the last value is guarded inside
     // `state`.
-    let downstream: Subscriber<T?, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state = _LastValueState<T>()
-
-    init(downstream: Subscriber<T?, E>) {
-        self.downstream = downstream
-    }
 
     override func putNext(_ value: T) {
         _ = state.replace(with: value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         downstream.putNext(state.take())
@@ -102,18 +86,13 @@ final class _LastSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 
 /// The last value received, per subscription (`takeLast`, `last`).
 final class _LastValueState<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is only accessed with `mutex` held.
-    private let mutex = _Mutex()
-    private var value: T?
-
-    deinit {
-        mutex.destroy()
-    }
+    // `@unchecked Sendable`: `value` is guarded by `_LockedState`.
+    private let value = _LockedState<T?>(nil)
 
     /// Stores `newValue`; returns the value it replaces, to be released by
     /// the caller outside the lock.
     func replace(with newValue: T) -> T? {
-        mutex.withLock {
+        value.withLock { value in
             let replaced = value
             value = newValue
             return replaced
@@ -122,11 +101,7 @@ final class _LastValueState<T>: @unchecked Sendable {
 
     /// Takes the stored value out (nil if none).
     func take() -> T? {
-        mutex.withLock {
-            let taken = value
-            value = nil
-            return taken
-        }
+        value.withLock { $0.take() }
     }
 }
 
@@ -191,15 +166,13 @@ struct _RingBuffer<Element> {
     }
 }
 
-final class _TakeLastCountSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TakeLastCountSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the ring is guarded by `_GuardedValue`.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let ring: _GuardedValue<_RingBuffer<T>>
 
     init(downstream: Subscriber<T, E>, count: Int) {
-        self.downstream = downstream
         self.ring = _GuardedValue(_RingBuffer(capacity: count))
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -207,7 +180,6 @@ final class _TakeLastCountSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         _ = ring.withLock { $0.append(value) }
     }
 
-    override func putError(_ error: E) { downstream.putError(error) }
 
     override func putCompletion() {
         for value in ring.withLock({ $0.removeAll() }) {

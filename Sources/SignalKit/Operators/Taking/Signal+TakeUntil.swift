@@ -41,7 +41,7 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
             if delivery.isClosed {
                 return triggerHandle
             }
-            let source = signal._start(_DeliveryForwardSink(delivery: delivery))
+            let source = signal._start(_ForwardSink(downstream: delivery))
             return ActionDisposable {
                 triggerHandle.dispose()
                 source.dispose()
@@ -109,16 +109,14 @@ public func takeWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
     }
 }
 
-final class _TakeWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _TakeWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let passes: (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, passes: @escaping (T) -> Bool) {
-        self.downstream = downstream
         self.passes = passes
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
@@ -131,7 +129,4 @@ final class _TakeWhileSink<T, E>: _Sink<T, E>, @unchecked Sendable {
             downstream.putCompletion()
         }
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

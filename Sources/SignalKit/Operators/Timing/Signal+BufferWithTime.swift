@@ -39,7 +39,7 @@ public func bufferWithTime<T, E>(_ interval: Double, queue: Queue) -> (Signal<T,
     return { signal in
         Signal { subscriber in
             let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(_BufferSink(state: state))
+            let upstream = signal._start(_ForwardSink(downstream: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.stop()
@@ -149,15 +149,10 @@ final class _BufferState<T, E>: @unchecked Sendable {
     }
 }
 
-final class _BufferSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
-    let state: _BufferState<T, E>
-
-    init(state: _BufferState<T, E>) {
-        self.state = state
-    }
-
-    override func putNext(_ value: T) { state.putNext(value) }
-    override func putError(_ error: E) { state.putError(error) }
-    override func putCompletion() { state.putCompletion() }
+/// A `_ForwardSink` feeds the upstream's events into the state. Its
+/// `downstreamSubscription` stays nil, as the buffer's own sink always had it.
+extension _BufferState: _EventReceiver {
+    typealias Value = T
+    typealias Failure = E
+    var _forwardedSubscription: _SubscriptionBase? { nil }
 }

@@ -51,16 +51,19 @@ public func delayEvents<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>
 /// The scheduled events of one `delayEvents` subscription.
 ///
 /// `@unchecked Sendable`: `scheduled`, `nextNumber` and `stopped` are guarded
-/// by `mutex`; the rest is immutable.
+/// by `_LockedState`; the rest is immutable.
 final class _DelayEventsState<T, E>: @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
     let interval: Double
     let queue: Queue
-    private let mutex = _Mutex()
-    /// Pending events' timers (nil until armed), by arrival number.
-    private var scheduled: [Int: (any Disposable)?] = [:]
-    private var nextNumber = 0
-    private var stopped = false
+    private struct State {
+        /// Pending events' timers (nil until armed), by arrival number.
+        var scheduled: [Int: (any Disposable)?] = [:]
+        var nextNumber = 0
+        var stopped = false
+    }
+
+    private let state = _LockedState(State())
 
     init(downstream: Subscriber<T, E>, interval: Double, queue: Queue) {
         self.delivery = _SerialDelivery(downstream: downstream)
@@ -68,34 +71,30 @@ final class _DelayEventsState<T, E>: @unchecked Sendable {
         self.queue = queue
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     /// Schedules `event` (a value or the completion).
     func schedule(_ event: _QueuedEvent<T, E>) {
         // The entry exists (with no handle yet) before the timer is armed,
         // so that a timer firing before its handle is stored still finds it.
-        let number = mutex.withLock { () -> Int? in
-            guard !stopped else { return nil }
-            nextNumber += 1
-            scheduled[nextNumber] = .some(nil)
-            return nextNumber
+        let number = state.withLock { (state: inout State) -> Int? in
+            guard !state.stopped else { return nil }
+            state.nextNumber += 1
+            state.scheduled[state.nextNumber] = .some(nil)
+            return state.nextNumber
         }
         guard let number else { return }
         // Strong: a pending event keeps the state (and the downstream) alive
         // until it is sent or cancelled, also once the upstream let go.
         let handle = queue.cancellableAfter(interval) { [self] in
             // The entry's handle is released outside the lock.
-            let entry = self.mutex.withLock { self.scheduled.removeValue(forKey: number) }
+            let entry = self.state.withLock { $0.scheduled.removeValue(forKey: number) }
             if entry != nil { self.delivery.send(event) }
         }
-        let disposeNow = mutex.withLock { () -> Bool in
-            if scheduled.index(forKey: number) != nil {
-                scheduled[number] = .some(handle)
+        let disposeNow = state.withLock { (state: inout State) -> Bool in
+            if state.scheduled.index(forKey: number) != nil {
+                state.scheduled[number] = .some(handle)
                 return false
             }
-            return stopped
+            return state.stopped
         }
         if disposeNow { handle.dispose() }
     }
@@ -106,10 +105,10 @@ final class _DelayEventsState<T, E>: @unchecked Sendable {
     }
 
     func cancelAll() {
-        let pending = mutex.withLock { () -> [Int: (any Disposable)?] in
-            stopped = true
-            defer { scheduled = [:] }
-            return scheduled
+        let pending = state.withLock { (state: inout State) -> [Int: (any Disposable)?] in
+            state.stopped = true
+            defer { state.scheduled = [:] }
+            return state.scheduled
         }
         for case let handle? in pending.values {
             handle.dispose()

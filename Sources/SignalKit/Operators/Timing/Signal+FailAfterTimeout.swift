@@ -45,7 +45,7 @@ public func failAfterTimeout<T, E>(_ timeout: Double, queue: Queue, error: E) ->
             let timer = queue.cancellableAfter(timeout) {
                 delivery.putError(error)
             }
-            let source = signal._start(_DeliveryForwardSink(delivery: delivery))
+            let source = signal._start(_ForwardSink(downstream: delivery))
             return ActionDisposable {
                 timer.dispose()
                 source.dispose()

@@ -49,23 +49,18 @@ final class _FirstEventProbe: Sendable {
     }
 }
 
-final class _MeasureFirstEventSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+final class _MeasureFirstEventSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
     let probe: _FirstEventProbe
     let startTime: Double
 
     init(downstream: Subscriber<T, E>, probe: _FirstEventProbe, startTime: Double) {
-        self.downstream = downstream
         self.probe = probe
         self.startTime = startTime
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
         probe.valueArrived(startTime: startTime)
         downstream.putNext(value)
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

@@ -118,34 +118,34 @@ final class _TimeoutSink<T, E>: _Sink<T, E>, @unchecked Sendable {
 /// event the source sends while being subscribed, before the timer is armed,
 /// keeps it: the timer still fires then (SwiftSignalKit's behaviour).
 ///
-/// `@unchecked Sendable`: `subscriber` and `armed` are guarded by `mutex`.
+/// `@unchecked Sendable`: `subscriber` and `armed` are guarded by
+/// `_LockedState`.
 final class _TimeoutTarget<T, E>: @unchecked Sendable {
-    private let mutex = _Mutex()
-    private var subscriber: Subscriber<T, E>?
-    private var armed = false
-
-    init(_ subscriber: Subscriber<T, E>) {
-        self.subscriber = subscriber
+    private struct State {
+        var subscriber: Subscriber<T, E>?
+        var armed = false
     }
 
-    deinit {
-        mutex.destroy()
+    private let state: _LockedState<State>
+
+    init(_ subscriber: Subscriber<T, E>) {
+        state = _LockedState(State(subscriber: subscriber))
     }
 
     /// Called right before the timer is started.
     func markArmed() {
-        mutex.withLock { armed = true }
+        state.withLock { $0.armed = true }
     }
 
     /// The subscriber, for the firing timer (nil if an event dropped it).
     func takeForFiring() -> Subscriber<T, E>? {
-        mutex.withLock { subscriber.take() }
+        state.withLock { $0.subscriber.take() }
     }
 
     func sourceSentEvent() {
         var dropped: Subscriber<T, E>?
-        mutex.withLock {
-            if armed { swap(&dropped, &subscriber) }
+        state.withLock { state in
+            if state.armed { swap(&dropped, &state.subscriber) }
         }
         // Released here, outside the lock.
         dropped = nil

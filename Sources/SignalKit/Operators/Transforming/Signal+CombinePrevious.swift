@@ -30,24 +30,19 @@ public func combinePrevious<T, R, E>(
     }
 }
 
-final class _CombinePreviousSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+final class _CombinePreviousSink<T, R, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
     // `@unchecked Sendable`: `previous` is guarded by `_GuardedValue`.
-    let downstream: Subscriber<R, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let reduce: (T, T) -> R
     let previous: _GuardedValue<T>
 
     init(downstream: Subscriber<R, E>, start: T, reduce: @escaping (T, T) -> R) {
-        self.downstream = downstream
         self.reduce = reduce
         self.previous = _GuardedValue(start)
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T) {
         let before = previous.exchange(value)
         downstream.putNext(reduce(before, value))
     }
-
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }

@@ -59,18 +59,14 @@ public func flatMap<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T?, E>) -> Sign
     }
 }
 
-final class _OptionalMapSink<T, E, R>: _Sink<T?, E>, @unchecked Sendable {
+final class _OptionalMapSink<T, E, R>: _PassThroughTerminalSink<T?, R?, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable; called serially by the source.
-    let downstream: Subscriber<R?, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (T) -> R
 
     init(downstream: Subscriber<R?, E>, transform: @escaping (T) -> R) {
-        self.downstream = downstream
         self.transform = transform
+        super.init(downstream: downstream)
     }
 
     override func putNext(_ value: T?) { downstream.putNext(value.map(transform)) }
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
 }
