@@ -62,14 +62,13 @@ typedef struct csr_flag csr_flag;
 #define CSR_FLAG_TERMINATED 0x1u
 /// The guarded resource's release was claimed (it is gone or going).
 #define CSR_FLAG_RELEASED 0x2u
-/// Free for the owner's own markers (SignalKit: "handle disposed",
-/// "keep-alive list not empty").
+/// Free for the owner's own markers (SignalKit: handle disposed, keep-alive
+/// list not empty, counted, source entry held, subscriber gone).
 #define CSR_FLAG_USER0 0x100u
 #define CSR_FLAG_USER1 0x200u
 #define CSR_FLAG_USER2 0x400u
 #define CSR_FLAG_USER3 0x800u
 #define CSR_FLAG_USER4 0x1000u
-#define CSR_FLAG_USER5 0x2000u
 
 /// Results of `csr_flag_enter`.
 /// Terminated: do not touch the resource; nothing is owed.
