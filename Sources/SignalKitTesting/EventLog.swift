@@ -84,11 +84,11 @@ private final class _LoggingDisposable: Disposable {
 /// `subscribers` / `putNext` until `releaseSubscribers()` is called. The
 /// returned disposables do not reference the source, so holding subscribers
 /// creates no reference cycle.
-public final class TestSource<T, E>: @unchecked Sendable {
-    // `@unchecked Sendable`: mutable state is guarded by the two mutexes.
+public final class TestSource<T, E>: Sendable {
+    // Mutable state is guarded by the two mutexes.
     public let name: String
     private let log: EventLog
-    private let body: (Subscriber<T, E>) -> Void
+    private let body: @Sendable (Subscriber<T, E>) -> Void
     private let keepsSubscribers: Bool
     private let counts = _SourceCounts()
     private let held = Locked<[Subscriber<T, E>]>([])
@@ -100,7 +100,7 @@ public final class TestSource<T, E>: @unchecked Sendable {
         _ name: String,
         log: EventLog,
         keepsSubscribers: Bool = true,
-        body: @escaping (Subscriber<T, E>) -> Void = { _ in }
+        body: @escaping @Sendable (Subscriber<T, E>) -> Void = { _ in }
     ) {
         self.name = name
         self.log = log
@@ -158,12 +158,10 @@ private final class _SourceCounts: Sendable {
 
 /// Like `ActionDisposable`, but runs its action on every `dispose()` call, so
 /// that a test sees double disposal.
-public final class ActionDisposableLogging: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: the action is immutable; running it concurrently
-    // is the test's business.
-    private let action: () -> Void
+public final class ActionDisposableLogging: Disposable, Sendable {
+    private let action: @Sendable () -> Void
 
-    public init(_ action: @escaping () -> Void) {
+    public init(_ action: @escaping @Sendable () -> Void) {
         self.action = action
     }
 

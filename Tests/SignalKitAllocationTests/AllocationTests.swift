@@ -64,7 +64,7 @@ struct AllocationTests {
 
     @Test func w1SubscribeDisposeCycle() {
         let box = Box()
-        let sink: (Int) -> Void = { box.value &+= $0 }
+        let sink: @Sendable (Int) -> Void = { box.value &+= $0 }
         let perCycle = allocationsPerOperation { cycles in
             for i in 0..<cycles {
                 let handle = Signal<Int, NoError> { subscriber in

@@ -435,14 +435,14 @@ extension StressSuite {
                 for step in 0..<4 {
                     let input = index * 4 + step
                     if index == 0 && step % 2 == 1 { endPendingWorks() }
-                    var refusedHere = false
+                    let refusedHere = Shared(false)
                     _ = command.execute(input).start(error: { [self] error in
                         if case .notEnabled(let reason) = error {
-                            refusedHere = true
+                            refusedHere.value = true
                             if reason != .alreadyExecuting && gate == nil { wrongReasons.add(1, ordering: .relaxed) }
                         }
                     })
-                    if refusedHere {
+                    if refusedHere.value {
                         refused.add(1, ordering: .relaxed)
                     } else {
                         accepted.add(1, ordering: .relaxed)

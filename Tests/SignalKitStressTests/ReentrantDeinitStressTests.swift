@@ -51,14 +51,14 @@ extension StressSuite {
                     }
                 }
                 // A subscriber added meanwhile sees the current values.
-                var seen = 0
+                let seen = Shared(0)
                 let handles = [
-                    promise.get().start(next: { _ in seen += 1 }),
-                    valuePromise.get().start(next: { _ in seen += 1 }),
-                    repeated.get().start(next: { _ in seen += 1 }),
+                    promise.get().start(next: { _ in seen.withLock { $0 += 1 } }),
+                    valuePromise.get().start(next: { _ in seen.withLock { $0 += 1 } }),
+                    repeated.get().start(next: { _ in seen.withLock { $0 += 1 } }),
                 ]
                 handles.forEach { $0.dispose() }
-                #expect(seen == 3)
+                #expect(seen.value == 3)
                 withExtendedLifetime((promise, valuePromise, repeated, atomic, subject)) {}
             }
             #expect(check.leaks() == nil)

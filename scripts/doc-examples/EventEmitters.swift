@@ -11,7 +11,7 @@ final class NetworkRequest {
     let onNetworkResult = EventEmitter<[UInt8]?, NetworkError?>()
 }
 
-final class Observer {
+final class Observer: Sendable {
     func handle(_ value: Int) {}
     func render(_ state: String) {}
 }

@@ -5,7 +5,7 @@
 
 import SignalKit
 
-final class Stopwatch { func report(_ event: String) {} }
+final class Stopwatch: Sendable { func report(_ event: String) {} }
 var request: Signal<Int, NoError> { fatalError() }
 
 var signal: Signal<Int, NoError> { fatalError() }

@@ -14,7 +14,10 @@
 // after the first value, on termination, or when the task is cancelled.
 
 /// Why awaiting a signal did not produce a value.
-public enum SignalAwaitError<E>: Error {
+///
+/// `E` is `Sendable` because an `Error` is: the error is thrown from the
+/// signal's thread into the awaiting task.
+public enum SignalAwaitError<E: Sendable>: Error {
     /// The signal failed.
     case error(E)
     /// The signal completed without sending a value.
@@ -26,24 +29,35 @@ public enum SignalAwaitError<E>: Error {
     case endedWithoutEvent
 }
 
-// `@unchecked Sendable`: the error payload is handed over from the signal's
-// thread to the awaiting task, never shared.
-extension SignalAwaitError: @unchecked Sendable {}
-
-extension Signal where E == NoError {
-    /// The first value. SwiftSignalKit compatibility: this never returns if
-    /// the signal completes without a value or the task is cancelled. Prefer
-    /// `first()`.
+extension Signal where T: Sendable, E == NoError {
+    /// The first value (SwiftSignalKit's `get()`); prefer ``first()``.
+    ///
+    /// SwiftSignalKit's signature cannot report anything but a value, and
+    /// its `get()` waits forever when there is none. SignalKit's never
+    /// hangs: when the task is cancelled before the first value, the
+    /// subscription is disposed and `get()` stops the process with a message
+    /// naming the cause; so it does when the signal completes without a
+    /// value, or its source drops the subscription without an event. Use
+    /// ``first()`` wherever that can happen: it throws
+    /// ``SignalAwaitError/cancelled``, ``SignalAwaitError/completedWithoutValue``
+    /// or ``SignalAwaitError/endedWithoutEvent`` instead.
     public func get() async -> T {
-        let outcome = await _awaitFirst(resumeOnlyWithValue: true)
-        guard case .value(let value) = outcome else {
-            preconditionFailure("SignalKit: get() resumed without a value")
+        switch await _awaitFirst() {
+        case .value(let value):
+            return value
+        case .error:
+            preconditionFailure("SignalKit: a signal of NoError failed")
+        case .completed:
+            fatalError("Signal.get(): the signal completed without a value, and get() cannot return without one; use first(), which throws SignalAwaitError.completedWithoutValue")
+        case .cancelled:
+            fatalError("Signal.get(): the task was cancelled before the signal sent a value (the subscription was disposed), and get() cannot return without one; use first(), which throws SignalAwaitError.cancelled")
+        case .ended:
+            fatalError("Signal.get(): the signal's source dropped the subscription without sending anything, and get() cannot return without a value; use first(), which throws SignalAwaitError.endedWithoutEvent")
         }
-        return value
     }
 }
 
-extension Signal {
+extension Signal where T: Sendable, E: Sendable {
     /// The first value.
     ///
     /// - Throws: `SignalAwaitError.error` if the signal fails first,
@@ -51,7 +65,7 @@ extension Signal {
     ///   task is cancelled first (the subscription is then disposed), and
     ///   `.endedWithoutEvent` if the source drops the subscription silently.
     public func first() async throws(SignalAwaitError<E>) -> T {
-        switch await _awaitFirst(resumeOnlyWithValue: false) {
+        switch await _awaitFirst() {
         case .value(let value): return value
         case .error(let error): throw .error(error)
         case .completed: throw .completedWithoutValue
@@ -67,23 +81,34 @@ extension Signal {
     /// ends (`nil`) when the signal completes or the task is cancelled, and
     /// throws `SignalAwaitError.error` when the signal fails. Ending,
     /// failing, cancelling or dropping the iterator disposes the subscription.
+    @_disfavoredOverload  // for `E == NoError`, the non-throwing `values` wins
     public var values: SignalValues<T, E> {
-        SignalValues(signal: self)
+        SignalValues(signal: self, policy: .unbounded)
+    }
+
+    /// The signal's values as an `AsyncSequence` whose buffer of values not
+    /// yet taken follows `bufferingPolicy` (as `AsyncStream`'s): unbounded,
+    /// or at most `n` values, dropping the newest arrival (`bufferingOldest`)
+    /// or the oldest buffered value (`bufferingNewest`) when full. A value
+    /// that arrives while the consumer waits in `next()` is always taken.
+    @_disfavoredOverload
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
+        SignalValues(signal: self, policy: bufferingPolicy)
     }
 
     /// Subscribes and waits for the first event (or cancellation).
     ///
     /// Only the subscription holds the sink, so that the sink's release
     /// tells the silent end of a subscription (see `_AwaitFirstSink.deinit`).
-    func _awaitFirst(resumeOnlyWithValue: Bool) async -> _AwaitOutcome<T, E> {
+    func _awaitFirst() async -> _AwaitOutcome<T, E> {
         let handle = MetaDisposable()
-        let waiter = _AwaitWaiter<T, E>(resumeOnlyWithValue: resumeOnlyWithValue)
+        let waiter = _AwaitWaiter<T, E>()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>) in
                 if waiter.install(continuation) {
                     handle.set(self._start(_AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
                 }
-            }.value
+            }
         } onCancel: {
             waiter.complete(.cancelled)
             handle.dispose()
@@ -91,7 +116,7 @@ extension Signal {
     }
 }
 
-enum _AwaitOutcome<T, E> {
+enum _AwaitOutcome<T: Sendable, E: Sendable>: Sendable {
     case value(T)
     case error(E)
     case completed
@@ -100,16 +125,13 @@ enum _AwaitOutcome<T, E> {
 }
 
 /// Meets the continuation and the outcome, whichever comes first.
-final class _AwaitWaiter<T, E>: @unchecked Sendable {
+final class _AwaitWaiter<T: Sendable, E: Sendable>: @unchecked Sendable {
     // `@unchecked Sendable`: both fields are guarded by `mutex`.
     private let mutex = _Mutex()
-    private let resumeOnlyWithValue: Bool
-    private var continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>?
+    private var continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>?
     private var outcome: _AwaitOutcome<T, E>?
 
-    init(resumeOnlyWithValue: Bool) {
-        self.resumeOnlyWithValue = resumeOnlyWithValue
-    }
+    init() {}
 
     deinit {
         mutex.destroy()
@@ -117,7 +139,7 @@ final class _AwaitWaiter<T, E>: @unchecked Sendable {
 
     /// Stores the continuation; returns false (and resumes it) if the
     /// outcome is already known (cancelled before subscribing).
-    func install(_ continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>) -> Bool {
+    func install(_ continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>) -> Bool {
         mutex.lock()
         if let outcome {
             mutex.unlock()
@@ -144,20 +166,15 @@ final class _AwaitWaiter<T, E>: @unchecked Sendable {
     }
 
     private func resume(
-        _ continuation: CheckedContinuation<_UncheckedSendable<_AwaitOutcome<T, E>>, Never>,
+        _ continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>,
         with outcome: _AwaitOutcome<T, E>
     ) {
-        if resumeOnlyWithValue, case .value = outcome {
-            continuation.resume(returning: _UncheckedSendable(outcome))
-        } else if !resumeOnlyWithValue {
-            continuation.resume(returning: _UncheckedSendable(outcome))
-        }
-        // `get()` without a value: SwiftSignalKit never resumes.
+        continuation.resume(returning: outcome)
     }
 }
 
 /// Reports the first event exactly once, then disposes the subscription.
-final class _AwaitFirstSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _AwaitFirstSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the waiter is told once, guarded by `reported`.
     private let handle: MetaDisposable
     private let waiter: _AwaitWaiter<T, E>
@@ -184,16 +201,86 @@ final class _AwaitFirstSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 }
 
+extension Signal where T: Sendable, E == NoError {
+    /// The signal's values as a non-throwing `AsyncSequence`: a signal that
+    /// cannot fail needs no `try`. The iteration ends (`nil`) when the signal
+    /// completes or the task is cancelled; ending, cancelling or dropping
+    /// the iterator disposes the subscription. Values the consumer has not
+    /// taken yet are buffered without limit.
+    ///
+    /// ```swift
+    /// for await tick in ticks.values { print(tick) }
+    /// ```
+    public var values: SignalNonFailingValues<T> {
+        SignalNonFailingValues(values: SignalValues(signal: self, policy: .unbounded))
+    }
+
+    /// ``values`` with the given buffering policy (see
+    /// ``Signal/values(bufferingPolicy:)``).
+    public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalNonFailingValues<T> {
+        SignalNonFailingValues(values: SignalValues(signal: self, policy: bufferingPolicy))
+    }
+}
+
+/// The values of a signal that cannot fail (`E == NoError`), as a
+/// non-throwing `AsyncSequence` (see ``Signal/values``).
+public struct SignalNonFailingValues<T: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = T
+    public typealias Failure = Never
+
+    let values: SignalValues<T, NoError>
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: values.makeAsyncIterator())
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = T
+        public typealias Failure = Never
+
+        private var base: SignalValues<T, NoError>.Iterator
+
+        init(base: SignalValues<T, NoError>.Iterator) {
+            self.base = base
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> T? {
+            do {
+                return try await base.next(isolation: actor)
+            } catch {
+                // Only `.error` is thrown, and a NoError signal cannot fail.
+                return nil
+            }
+        }
+
+        public mutating func next() async -> T? {
+            await next(isolation: nil)
+        }
+    }
+}
+
+/// How many values an iteration of ``Signal/values(bufferingPolicy:)`` keeps
+/// while its consumer is busy (as `AsyncStream`'s buffering policy).
+public enum SignalBufferingPolicy: Sendable, Hashable {
+    /// Keeps every value.
+    case unbounded
+    /// Keeps at most `n` values; a value arriving when full is dropped.
+    case bufferingOldest(Int)
+    /// Keeps at most `n` values; when full, the oldest kept value is dropped
+    /// to make room.
+    case bufferingNewest(Int)
+}
+
 /// The values of a signal as an `AsyncSequence` (see `Signal.values`).
-public struct SignalValues<T, E>: AsyncSequence, @unchecked Sendable {
-    // `@unchecked Sendable`: a Signal is an immutable description.
+public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
     public typealias Element = T
     public typealias Failure = SignalAwaitError<E>
 
     let signal: Signal<T, E>
+    let policy: SignalBufferingPolicy
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(signal: signal)
+        Iterator(signal: signal, policy: policy)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -201,10 +288,12 @@ public struct SignalValues<T, E>: AsyncSequence, @unchecked Sendable {
         public typealias Failure = SignalAwaitError<E>
 
         private let signal: Signal<T, E>
+        private let policy: SignalBufferingPolicy
         private var buffer: _AsyncValueBuffer<T, E>?
 
-        init(signal: Signal<T, E>) {
+        init(signal: Signal<T, E>, policy: SignalBufferingPolicy) {
             self.signal = signal
+            self.policy = policy
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(SignalAwaitError<E>) -> T? {
@@ -212,7 +301,7 @@ public struct SignalValues<T, E>: AsyncSequence, @unchecked Sendable {
             if let existing = self.buffer {
                 buffer = existing
             } else {
-                buffer = _AsyncValueBuffer(signal: signal)
+                buffer = _AsyncValueBuffer(signal: signal, policy: policy)
                 self.buffer = buffer
             }
             return try await buffer.next()
@@ -225,7 +314,7 @@ public struct SignalValues<T, E>: AsyncSequence, @unchecked Sendable {
 }
 
 /// The subscription behind one `SignalValues` iteration.
-final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: every mutable field is guarded by `mutex`.
     fileprivate enum Terminal {
         case completed
@@ -244,9 +333,11 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
     private let handle = MetaDisposable()
     private var started = false
     private let signal: Signal<T, E>
+    private let policy: SignalBufferingPolicy
 
-    init(signal: Signal<T, E>) {
+    init(signal: Signal<T, E>, policy: SignalBufferingPolicy) {
         self.signal = signal
+        self.policy = policy
     }
 
     deinit {
@@ -316,14 +407,38 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 
     fileprivate func receive(_ value: T) {
+        var dropped: T?
         mutex.lock()
         guard terminal == nil else {
             mutex.unlock()
             return
         }
-        pending.append(value)
+        let buffered = pending.count - pendingStart
+        switch policy {
+        case .unbounded:
+            pending.append(value)
+        case .bufferingOldest(let limit):
+            // A waiting consumer always gets the value.
+            if buffered < max(limit, waiter == nil ? 0 : 1) {
+                pending.append(value)
+            } else {
+                dropped = value
+            }
+        case .bufferingNewest(let limit):
+            pending.append(value)
+            if buffered + 1 > max(limit, waiter == nil ? 0 : 1) {
+                dropped = pending[pendingStart].take()
+                pendingStart += 1
+                if pendingStart == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    pendingStart = 0
+                }
+            }
+        }
         let waiter = wake()
         mutex.unlock()
+        // Released here, outside the lock: a deinit may send to the signal.
+        withExtendedLifetime(dropped) {}
         waiter?.resume()
     }
 
@@ -348,7 +463,7 @@ final class _AsyncValueBuffer<T, E>: _Sink<T, E>, @unchecked Sendable {
 }
 
 /// Forwards to the buffer without keeping it alive.
-private final class _WeakSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+private final class _WeakSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the weak reference is read atomically.
     weak var buffer: _AsyncValueBuffer<T, E>?
 

@@ -54,11 +54,12 @@
 /// signals send their last value and complete; `executionSignals` and
 /// `errors` complete at once.
 ///
-/// `@unchecked Sendable`: immutable apart from the state in its core, which
-/// is guarded by a mutex (see `allowsConcurrentExecution`).
-public final class Command<Input, Output, E>: @unchecked Sendable {
+/// `Sendable`: immutable apart from the state in its core, which is guarded
+/// by a mutex. `Output` and `E` are `Sendable` because an execution's values
+/// and errors are replayed to subscribers on other threads.
+public final class Command<Input, Output: Sendable, E: Sendable>: Sendable {
     private let core: _CommandCore<Output, E>
-    private let work: (Input) -> Signal<Output, E>
+    private let work: @Sendable (Input) -> Signal<Output, E>
     private let enabledInput: (any Disposable)?
 
     /// The executions, as they start (RAC's `executionSignals`): each value
@@ -108,7 +109,7 @@ public final class Command<Input, Output, E>: @unchecked Sendable {
     public init(
         enabled: Signal<Bool, NoError>? = nil,
         allowsConcurrentExecution: Bool = false,
-        execute: @escaping (Input) -> Signal<Output, E>
+        execute: @escaping @Sendable (Input) -> Signal<Output, E>
     ) {
         let core = _CommandCore<Output, E>(allowsConcurrentExecution: allowsConcurrentExecution)
         self.core = core

@@ -18,12 +18,10 @@
 /// let handle = (numbers |> map { $0 * 10 }).start(next: { print($0) })   // 10, 20
 /// ```
 ///
-/// `@unchecked Sendable`: a signal is immutable; its generator may run on any
-/// thread that starts it (SignalKit's own generators are safe to run
-/// concurrently; yours must be too if you start one signal from several
-/// threads).
-public final class Signal<T, E>: @unchecked Sendable {
-    @usableFromInline let generator: (Subscriber<T, E>) -> any Disposable
+/// A signal is `Sendable` whatever `T` and `E` are: it is immutable and holds
+/// only a `@Sendable` generator, which may run on any thread that starts it.
+public final class Signal<T, E>: Sendable {
+    @usableFromInline let generator: @Sendable (Subscriber<T, E>) -> any Disposable
 
     /// How the signal was built, for the operators that flatten nested
     /// compositions to stay stack-safe (any length in constant stack): a
@@ -36,13 +34,13 @@ public final class Signal<T, E>: @unchecked Sendable {
 
     /// Creates a cold signal from a generator.
     @inlinable
-    public init(_ generator: @escaping (Subscriber<T, E>) -> any Disposable) {
+    public init(_ generator: @escaping @Sendable (Subscriber<T, E>) -> any Disposable) {
         self.generator = generator
         self.composition = nil
     }
 
     /// Creates a signal that also records how it was built.
-    init(composition: _SignalComposition<T, E>, _ generator: @escaping (Subscriber<T, E>) -> any Disposable) {
+    init(composition: _SignalComposition<T, E>, _ generator: @escaping @Sendable (Subscriber<T, E>) -> any Disposable) {
         self.generator = generator
         self.composition = composition
     }
@@ -55,9 +53,9 @@ public final class Signal<T, E>: @unchecked Sendable {
     ///   Dropping the handle without disposing does not cancel anything.
     @inlinable
     public func start(
-        next: ((T) -> Void)! = nil,
-        error: ((E) -> Void)! = nil,
-        completed: (() -> Void)! = nil
+        next: (@Sendable (T) -> Void)! = nil,
+        error: (@Sendable (E) -> Void)! = nil,
+        completed: (@Sendable () -> Void)! = nil
     ) -> any Disposable {
         _start(_ClosureSink(next: next, error: error, completed: completed), releasesSinkOnTermination: true)
     }
@@ -65,9 +63,9 @@ public final class Signal<T, E>: @unchecked Sendable {
     /// Identical to `start`.
     @inlinable
     public func startStandalone(
-        next: ((T) -> Void)! = nil,
-        error: ((E) -> Void)! = nil,
-        completed: (() -> Void)! = nil
+        next: (@Sendable (T) -> Void)! = nil,
+        error: (@Sendable (E) -> Void)! = nil,
+        completed: (@Sendable () -> Void)! = nil
     ) -> any Disposable {
         _start(_ClosureSink(next: next, error: error, completed: completed), releasesSinkOnTermination: true)
     }
@@ -76,9 +74,9 @@ public final class Signal<T, E>: @unchecked Sendable {
     /// releasing it without disposing reports `file:line`.
     @inlinable
     public func startStrict(
-        next: ((T) -> Void)! = nil,
-        error: ((E) -> Void)! = nil,
-        completed: (() -> Void)! = nil,
+        next: (@Sendable (T) -> Void)! = nil,
+        error: (@Sendable (E) -> Void)! = nil,
+        completed: (@Sendable () -> Void)! = nil,
         file: String = #file,
         line: Int = #line
     ) -> any Disposable {
@@ -110,7 +108,7 @@ public final class Signal<T, E>: @unchecked Sendable {
 
 extension Signal {
     /// A signal that sends `value` and completes.
-    public static func single(_ value: T) -> Signal<T, E> {
+    public static func single(_ value: T) -> Signal<T, E> where T: Sendable {
         Signal { subscriber in
             subscriber.putNext(value)
             subscriber.putCompletion()
@@ -127,7 +125,7 @@ extension Signal {
     }
 
     /// A signal that fails at once with `error`.
-    public static func fail(_ error: E) -> Signal<T, E> {
+    public static func fail(_ error: E) -> Signal<T, E> where E: Sendable {
         Signal { subscriber in
             subscriber.putError(error)
             return EmptyDisposable

@@ -16,9 +16,14 @@
 /// Lifetime: when the source releases its last reference to the subscriber,
 /// the subscription ends silently: its callbacks and keep-alive objects are
 /// released, nothing is disposed.
-public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendable {
-    // `@unchecked Sendable`: all state lives in the subscription, guarded by
-    // CSignalRuntime's flag and slot.
+///
+/// `Sendable` for every `T` and `E`: its state lives in the subscription,
+/// guarded by CSignalRuntime's flag and slot, and it stores no value: a value
+/// passed to `putNext` is delivered on the calling thread before the call
+/// returns. What crosses threads is checked where it crosses: the closures a
+/// source hands to a queue, and the operators that store a value and deliver
+/// it later (they require `Sendable` values).
+public final class Subscriber<T, E>: CustomStringConvertible, Sendable {
 
     /// The subscription, +1, read without retain/release on every call.
     @usableFromInline let subscription: Unmanaged<_Subscription<T, E>>
@@ -32,9 +37,9 @@ public final class Subscriber<T, E>: CustomStringConvertible, @unchecked Sendabl
     /// drive a generator by hand; `Signal.start` creates subscribers for you.
     @inlinable
     public convenience init(
-        next: ((T) -> Void)! = nil,
-        error: ((E) -> Void)! = nil,
-        completed: (() -> Void)! = nil
+        next: (@Sendable (T) -> Void)! = nil,
+        error: (@Sendable (E) -> Void)! = nil,
+        completed: (@Sendable () -> Void)! = nil
     ) {
         self.init(
             subscription: _Subscription.make(

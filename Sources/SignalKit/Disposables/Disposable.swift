@@ -28,13 +28,12 @@ extension Disposable {
 ///
 /// Thread-safe: under concurrent `dispose()` calls the action runs exactly
 /// once. Releasing an undisposed `ActionDisposable` does not run the action.
-public final class ActionDisposable: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `action` is read and cleared only by the single
-    // caller that wins `disposed`.
+public final class ActionDisposable: Disposable, Sendable {
     private let disposed = Synchronization.Atomic<Bool>(false)
-    private var action: (() -> Void)?
+    // Unsafe: read and cleared only by the single caller that wins `disposed`.
+    private nonisolated(unsafe) var action: (@Sendable () -> Void)?
 
-    public init(action: @escaping () -> Void) {
+    public init(action: @escaping @Sendable () -> Void) {
         self.action = action
     }
 

@@ -11,11 +11,11 @@
 ///
 /// Disposables are disposed and released outside the internal lock, so a
 /// disposable may touch the same set from its `dispose()` or `deinit`.
-public final class DisposableSet: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `disposed` and `disposables` are guarded by `mutex`.
+public final class DisposableSet: Disposable, Sendable {
     private let mutex = _Mutex()
-    private var disposed = false
-    private var disposables: [any Disposable] = []
+    // Unsafe: `disposed` and `disposables` are guarded by `mutex`.
+    private nonisolated(unsafe) var disposed = false
+    private nonisolated(unsafe) var disposables: [any Disposable] = []
 
     public init() {}
 
@@ -77,11 +77,11 @@ public final class DisposableSet: Disposable, @unchecked Sendable {
 ///   entry that it disposes again later).
 /// * After `dispose()`, `set` disposes the new disposable at once.
 /// * Releasing a `DisposableDict` does not dispose its contents.
-public final class DisposableDict<T: Hashable>: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `disposed` and `disposables` are guarded by `mutex`.
+public final class DisposableDict<T: Hashable & Sendable>: Disposable, Sendable {
     private let mutex = _Mutex()
-    private var disposed = false
-    private var disposables: [T: any Disposable] = [:]
+    // Unsafe: `disposed` and `disposables` are guarded by `mutex`.
+    private nonisolated(unsafe) var disposed = false
+    private nonisolated(unsafe) var disposables: [T: any Disposable] = [:]
 
     public init() {}
 

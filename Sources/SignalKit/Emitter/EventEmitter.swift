@@ -55,11 +55,11 @@ import Synchronization
 /// SwiftSignalKit's `ValuePipe`): fire from one thread, or give observers a
 /// serial queue, when order matters.
 ///
-/// **Sendable.** Argument types are not required to be `Sendable`. The
-/// arguments of one fire are stored once, immutable, and handed to every
-/// observer: to callbacks on the firing thread and, through their queues, on
-/// other threads. Fire values that are safe to share that way (value types,
-/// immutable or thread-safe objects), as with Uber Signals' operation queues.
+/// **Sendable.** Argument types are `Sendable`: the arguments of one fire are
+/// stored once, immutable, and handed to every observer: to callbacks on the
+/// firing thread and, through their queues, on other threads. An observer's
+/// owner is `Sendable` too (a main-actor or actor-isolated object, or a
+/// thread-safe class), since its callback receives it on those threads.
 ///
 /// **Lifetime.** Nothing keeps an emitter alive but its owner's references:
 /// observer tokens hold it weakly and ``signal()`` does not reference it.
@@ -74,10 +74,10 @@ import Synchronization
 /// called once per registration (Uber calls it on every `cancel`); a removed
 /// observer is never delivered to again, also by `fire(for:)` and
 /// `firePreviousData()`; `fire(for:)` requires a token of this emitter.
-public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @unchecked Sendable {
-    // `@unchecked Sendable`: `observers` and `subscribers` are CSignalRuntime's
-    // thread-safe bags; `lastData` is an atomic strong reference; `settings`
-    // is guarded by `_LockedState`; the rest is immutable.
+public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConvertible, Sendable {
+    // `observers` and `subscribers` are CSignalRuntime's thread-safe bags;
+    // `lastData` is an atomic strong reference; `settings` is guarded by
+    // `_LockedState`; the rest is immutable.
     private let observers = _SubscriberBag<_EventRegistration<repeat each Argument>>()
     private let subscribers: _SubscriberBag<Subscriber<(repeat each Argument), NoError>>
     private let sharedSignal: Signal<(repeat each Argument), NoError>
@@ -214,11 +214,11 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// reported (debug assertion or ``maxObserversHandler``) but the observer
     /// is still added. An observer added during a fire does not receive it.
     @discardableResult
-    public func addObserver<Owner: AnyObject>(
+    public func addObserver<Owner: AnyObject & Sendable>(
         _ owner: Owner,
         queue: Queue? = nil,
         lifetime: Lifetime? = nil,
-        callback: @escaping (Owner, repeat each Argument) -> Void
+        callback: @escaping @Sendable (Owner, repeat each Argument) -> Void
     ) -> EventObserver {
         purgeDeallocatedOwners()
         let registration = _EventRegistration<repeat each Argument>(
@@ -303,14 +303,14 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// ``maxObservers`` is exceeded or lowered below the count (in every build
     /// configuration): log it, count it, or fail a test. Runs on the thread
     /// that added the observer or set the limit, with no lock held.
-    public var maxObserversHandler: ((_ message: String) -> Void)? {
+    public var maxObserversHandler: (@Sendable (_ message: String) -> Void)? {
         get { settings.withLock { $0.maxObserversHandler } }
         set { replaceSetting { $0.maxObserversHandler = newValue } }
     }
 
     /// Called with the token after each ``addObserver(_:queue:lifetime:callback:)``,
     /// on the adding thread, with no lock held.
-    public var observerAdded: ((EventObserver) -> Void)? {
+    public var observerAdded: (@Sendable (EventObserver) -> Void)? {
         get { settings.withLock { $0.observerAdded } }
         set { replaceSetting { $0.observerAdded = newValue } }
     }
@@ -322,7 +322,7 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
     /// deallocated is purged. Not called by ``removeAllObservers()``. Runs on
     /// the removing thread (for a purge, inside `fire`, `addObserver` or
     /// `removeObserver`), with no lock held.
-    public var observerRemoved: ((EventObserver) -> Void)? {
+    public var observerRemoved: (@Sendable (EventObserver) -> Void)? {
         get { settings.withLock { $0.observerRemoved } }
         set { replaceSetting { $0.observerRemoved = newValue } }
     }
@@ -395,10 +395,8 @@ public final class EventEmitter<each Argument>: CustomDebugStringConvertible, @u
 /// The arguments of one fire, stored once and shared by every delivery of
 /// that fire and by the last-data slot.
 ///
-/// `@unchecked Sendable`: immutable after `init`. The values inside are not
-/// required to be `Sendable`: handing them to observers' queues is the
-/// emitter's documented contract (fire values that are safe to share).
-final class _EventArguments<each Argument>: @unchecked Sendable {
+/// Immutable after `init`; shared by every observer of one fire.
+final class _EventArguments<each Argument: Sendable>: Sendable {
     let values: (repeat each Argument)
 
     init(_ values: repeat each Argument) {
@@ -407,11 +405,11 @@ final class _EventArguments<each Argument>: @unchecked Sendable {
 }
 
 /// An emitter's rarely changed settings (behind its `_LockedState`).
-struct _EventEmitterSettings {
+struct _EventEmitterSettings: Sendable {
     var maxObservers = 100
-    var maxObserversHandler: ((String) -> Void)?
-    var observerAdded: ((EventObserver) -> Void)?
-    var observerRemoved: ((EventObserver) -> Void)?
+    var maxObserversHandler: (@Sendable (String) -> Void)?
+    var observerAdded: (@Sendable (EventObserver) -> Void)?
+    var observerRemoved: (@Sendable (EventObserver) -> Void)?
 }
 
 /// The number of types in a pack.

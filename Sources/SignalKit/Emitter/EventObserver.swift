@@ -31,7 +31,7 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// The object this registration is tied to, or nil once it was
     /// deallocated. Held weakly; during a delivery the emitter holds it
     /// strongly and passes it to the callback as the first argument.
-    public final weak let owner: AnyObject?
+    public final weak let owner: (any AnyObject & Sendable)?
 
     /// Set once, by whichever removal wins (cancel, cancelsAfterNextFire,
     /// removeObserver, the purge of a dead owner, removeAllObservers).
@@ -41,7 +41,7 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     final let key = Synchronization.Atomic<UInt64>(0)
     private let queueReference: _AtomicReference<Queue>
 
-    init(owner: AnyObject, queue: Queue?) {
+    init(owner: any AnyObject & Sendable, queue: Queue?) {
         self.owner = owner
         queueReference = _AtomicReference(queue)
     }
@@ -185,17 +185,17 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
 ///   from a generic class that declares a type pack"), so the public token
 ///   type `EventObserver` is a non-generic base class and this variadic
 ///   class is its only subclass.
-final class _EventRegistration<each Argument>: EventObserver, @unchecked Sendable {
+final class _EventRegistration<each Argument: Sendable>: EventObserver, @unchecked Sendable {
     // `@unchecked Sendable`: adds only immutable fields (a weak `let` and a
     // `let` closure) to `EventObserver`.
     weak let emitter: EventEmitter<repeat each Argument>?
-    private let callback: (AnyObject, _EventArguments<repeat each Argument>) -> Void
+    private let callback: @Sendable (any AnyObject & Sendable, _EventArguments<repeat each Argument>) -> Void
 
-    init<Owner: AnyObject>(
+    init<Owner: AnyObject & Sendable>(
         emitter: EventEmitter<repeat each Argument>,
         owner: Owner,
         queue: Queue?,
-        callback: @escaping (Owner, repeat each Argument) -> Void
+        callback: @escaping @Sendable (Owner, repeat each Argument) -> Void
     ) {
         self.emitter = emitter
         self.callback = { owner, arguments in
@@ -209,7 +209,7 @@ final class _EventRegistration<each Argument>: EventObserver, @unchecked Sendabl
     /// `owner` is the strong reference the caller read; a queued delivery
     /// keeps it (and the arguments) until it has run.
     @inline(__always)
-    func deliver(_ arguments: _EventArguments<repeat each Argument>, owner: AnyObject) {
+    func deliver(_ arguments: _EventArguments<repeat each Argument>, owner: any AnyObject & Sendable) {
         if let queue, !queue.isCurrent() {
             // Transfer: the block is the only user of `owner` and `arguments`
             // from here on (the arguments box is immutable and may also be
@@ -222,7 +222,7 @@ final class _EventRegistration<each Argument>: EventObserver, @unchecked Sendabl
 
     /// The delivery itself: the cancelsAfterNextFire check (the one-time
     /// removal decides which delivery runs), then the callback.
-    private func invoke(_ arguments: _EventArguments<repeat each Argument>, owner: AnyObject) {
+    private func invoke(_ arguments: _EventArguments<repeat each Argument>, owner: any AnyObject & Sendable) {
         if cancelsAfterNextFire {
             guard detach(notify: true) else { return }
         } else if isCancelled {

@@ -29,9 +29,8 @@
 /// Threading: safe from any thread; disposables are disposed outside the
 /// lock, in the order they were added, on the thread that ends the lifetime
 /// (for `deinit`, the thread releasing the last reference).
-public final class Lifetime: @unchecked Sendable {
-    // `@unchecked Sendable`: `entries` and `pruneThreshold` are guarded by
-    // `_LockedState`.
+public final class Lifetime: Sendable {
+    // `entries` and `pruneThreshold` are guarded by `_LockedState`.
     private struct State {
         /// nil once ended.
         var entries: [any Disposable]? = []

@@ -30,6 +30,8 @@ enum _QueuedEvent<T, E> {
     case completed
 }
 
+extension _QueuedEvent: Sendable where T: Sendable, E: Sendable {}
+
 /// Hands events to `downstream` one at a time (see the top of this file).
 ///
 /// `@unchecked Sendable`: `queue`, `delivering` and `closed` are guarded by

@@ -76,7 +76,7 @@ final class _ThenChain<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
 final class _DeferredComposition<T, E>: _SignalComposition<T, E>, @unchecked Sendable {
     let factory: () -> Signal<T, E>
 
-    init(factory: @escaping () -> Signal<T, E>) {
+    init(factory: @escaping @Sendable () -> Signal<T, E>) {
         self.factory = factory
     }
 }

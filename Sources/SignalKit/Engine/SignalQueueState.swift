@@ -51,7 +51,7 @@ import Synchronization
 @usableFromInline
 final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     @usableFromInline
-    enum Mode {
+    enum Mode: Sendable {
         case switching
         case queueing
         case throttling
@@ -336,7 +336,7 @@ final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
         state: _SignalQueueState<R, E>,
         downstream: Subscriber<R, E>,
         index: Int,
-        completed: @escaping (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
+        completed: @escaping @Sendable (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
     ) {
         self.state = state
         self.downstream = downstream
@@ -363,16 +363,16 @@ final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendabl
     @usableFromInline let downstream: Subscriber<R, E>
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let transform: (T) -> Signal<R, E>
-    @usableFromInline let promoteError: ((EO) -> E)?
+    @usableFromInline let promoteError: (@Sendable (EO) -> E)?
     @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
 
     @inlinable
     init(
         state: _SignalQueueState<R, E>,
         downstream: Subscriber<R, E>,
-        transform: @escaping (T) -> Signal<R, E>,
-        promoteError: ((EO) -> E)?,
-        next: @escaping (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
+        transform: @escaping @Sendable (T) -> Signal<R, E>,
+        promoteError: (@Sendable (EO) -> E)?,
+        next: @escaping @Sendable (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
     ) {
         self.state = state
         self.downstream = downstream
@@ -394,8 +394,8 @@ final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendabl
 func _signalQueue<T, EO, R, E>(
     _ outer: Signal<T, EO>,
     mode: _SignalQueueState<R, E>.Mode,
-    transform: @escaping (T) -> Signal<R, E>,
-    promoteError: ((EO) -> E)?
+    transform: @escaping @Sendable (T) -> Signal<R, E>,
+    promoteError: (@Sendable (EO) -> E)?
 ) -> Signal<R, E> {
     Signal { subscriber in
         let state = _SignalQueueState<R, E>(mode: mode)

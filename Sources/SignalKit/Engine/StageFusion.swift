@@ -30,10 +30,10 @@
 /// A stage: given the next stage's function and the downstream
 /// subscription's probe, builds this stage's function.
 @usableFromInline
-typealias _SignalStage<T, R> = (
-    _ next: @escaping (R) -> Void,
+typealias _SignalStage<T, R> = @Sendable (
+    _ next: @escaping @Sendable (R) -> Void,
     _ terminal: _TerminationProbe
-) -> (T) -> Void
+) -> @Sendable (T) -> Void
 
 /// A `map` or `filter` signal: its original source and how to build the
 /// stage functions from it. The generic method hides the source's element
@@ -91,7 +91,7 @@ final class _FusedSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
-    init(first: @escaping (S) -> Void, downstream: Subscriber<T, E>) {
+    init(first: @escaping @Sendable (S) -> Void, downstream: Subscriber<T, E>) {
         self.first = first
         self.downstream = downstream
     }

@@ -31,10 +31,11 @@ import Synchronization
 /// subscribers before `connect()` returns. Events are delivered on the
 /// source's thread (see ``Subject``). All members are thread-safe.
 ///
-/// `@unchecked Sendable`: immutable apart from `connected` (an atomic
-/// once-flag), `connection` (a `MetaDisposable`) and `autoconnectCount` (an
-/// atomic).
-public final class MulticastConnection<T, E>: @unchecked Sendable {
+/// `T` and `E` are `Sendable`: a subject may replay stored values to
+/// subscribers on other threads.
+public final class MulticastConnection<T: Sendable, E: Sendable>: Sendable {
+    // Immutable apart from `connected` (an atomic once-flag), `connection` (a
+    // `MetaDisposable`) and `autoconnectCount` (an atomic).
     /// The hot signal subscribers start: the subject's signal.
     public let signal: Signal<T, E>
 
@@ -135,7 +136,7 @@ public final class MulticastConnection<T, E>: @unchecked Sendable {
 ///
 /// **Disposal:** disposing a subscriber leaves the source running; dispose
 /// the disposable `connect()` returns to stop it (or use `autoconnect()`).
-public func publish<T, E>(_ signal: Signal<T, E>) -> MulticastConnection<T, E> {
+public func publish<T: Sendable, E: Sendable>(_ signal: Signal<T, E>) -> MulticastConnection<T, E> {
     MulticastConnection(source: signal, subject: Subject())
 }
 
@@ -158,7 +159,7 @@ public func publish<T, E>(_ signal: Signal<T, E>) -> MulticastConnection<T, E> {
 /// ``ReplaySubject``).
 ///
 /// **Disposal:** as `publish`.
-public func multicast<T, E>(_ subject: Subject<T, E>) -> (Signal<T, E>) -> MulticastConnection<T, E> {
+public func multicast<T: Sendable, E: Sendable>(_ subject: Subject<T, E>) -> (Signal<T, E>) -> MulticastConnection<T, E> {
     { signal in
         MulticastConnection(source: signal, subject: subject)
     }

@@ -39,8 +39,7 @@ import Synchronization
 /// **Memory:** the buffer holds up to `capacity` values for the subject's
 /// whole life; with the default (unlimited) capacity it grows with every
 /// value.
-public final class ReplaySubject<T, E>: Subject<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the state it refers to is thread-safe.
+public final class ReplaySubject<T, E>: Subject<T, E> {
 
     /// The number of values kept for replay (`Int.max`: unlimited).
     public let capacity: Int
@@ -276,3 +275,7 @@ final class _ReplayEntry<T, E>: @unchecked Sendable {
         }
     }
 }
+
+// `@unchecked`: immutable; the state it refers to is thread-safe (restated
+// from `Subject`).
+extension ReplaySubject: @unchecked Sendable where T: Sendable, E: Sendable {}

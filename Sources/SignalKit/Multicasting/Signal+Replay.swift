@@ -26,7 +26,7 @@
 /// runs until it terminates (or is dropped by its producer); use
 /// `multicast(ReplaySubject())` and `connect()` to be able to dispose it.
 /// Every value is kept for as long as the result is referenced.
-public func replay<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+public func replay<T: Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
     let connection = signal |> multicast(ReplaySubject<T, E>())
     connection.connect()
     return connection.signal._derived("replay", from: signal)
@@ -49,7 +49,7 @@ public func replay<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// completes.)
 ///
 /// **Disposal:** as `replay`: the source runs until it terminates.
-public func replayLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+public func replayLast<T: Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
     let connection = signal |> multicast(ReplaySubject<T, E>(capacity: 1))
     connection.connect()
     return connection.signal._derived("replayLast", from: signal)
@@ -75,7 +75,7 @@ public func replayLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// **Disposal:** never disconnects: the source keeps running when every
 /// subscriber has left (RAC semantics; compare `autoconnect()`, which
 /// disposes the connection at zero subscribers, and never reconnects).
-public func replayLazily<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+public func replayLazily<T: Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
     let connection = signal |> multicast(ReplaySubject<T, E>())
     let subject = connection.signal
     return Signal { subscriber in

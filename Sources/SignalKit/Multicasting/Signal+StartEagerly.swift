@@ -4,7 +4,7 @@
 // +startEagerlyWithScheduler:block: and +startLazilyWithScheduler:block:),
 // built on `replay` / `replayLazily`.
 
-extension Signal {
+extension Signal where T: Sendable, E: Sendable {
     /// Runs `block` once, now, on `queue`, and replays everything it sends
     /// to every subscriber (RAC's `+startEagerlyWithScheduler:block:`).
     ///
@@ -38,7 +38,7 @@ extension Signal {
     ///
     /// **Disposal:** the work is never disposed; disposing a subscription
     /// only stops that subscriber.
-    public static func startEagerly(on queue: Queue, _ block: @escaping (Subscriber<T, E>) -> Void) -> Signal<T, E> {
+    public static func startEagerly(on queue: Queue, _ block: @escaping @Sendable (Subscriber<T, E>) -> Void) -> Signal<T, E> {
         replay(_blockWork(on: queue, block))
     }
 
@@ -65,14 +65,14 @@ extension Signal {
     ///
     /// **Disposal:** the work is never disposed, even when every subscriber
     /// has left.
-    public static func startLazily(on queue: Queue, _ block: @escaping (Subscriber<T, E>) -> Void) -> Signal<T, E> {
+    public static func startLazily(on queue: Queue, _ block: @escaping @Sendable (Subscriber<T, E>) -> Void) -> Signal<T, E> {
         replayLazily(_blockWork(on: queue, block))
     }
 
-    private static func _blockWork(on queue: Queue, _ block: @escaping (Subscriber<T, E>) -> Void) -> Signal<T, E> {
+    private static func _blockWork(on queue: Queue, _ block: @escaping @Sendable (Subscriber<T, E>) -> Void) -> Signal<T, E> {
         Signal { subscriber in
             block(subscriber)
             return EmptyDisposable
-        } |> runOn(queue)
+        } |> SignalKit.runOn(queue)
     }
 }

@@ -45,8 +45,8 @@ import Synchronization
 /// not. When nothing refers to the state any more, its subscriptions end
 /// silently.
 ///
-/// `@unchecked Sendable`: immutable; the state it refers to is thread-safe.
-public class Subject<T, E>: @unchecked Sendable {
+/// `Sendable` when `T` and `E` are.
+public class Subject<T, E> {
     let core: _SubjectCore<T, E>
     private let sharedSignal: Signal<T, E>
 
@@ -109,6 +109,9 @@ public class Subject<T, E>: @unchecked Sendable {
         core.attach(source)
     }
 }
+
+// `@unchecked`: immutable; the state it refers to is thread-safe.
+extension Subject: @unchecked Sendable where T: Sendable, E: Sendable {}
 
 // ---------------------------------------------------------------------------
 // Internals

@@ -16,8 +16,9 @@ public enum AtomicLockError: Error {
 /// (a different, lock-free type for atomic integers and references): in a
 /// file that imports both modules, an unqualified `Atomic` is ambiguous;
 /// write `SignalKit.Atomic` (and `Synchronization.Atomic`).
-public final class Atomic<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is only accessed with `mutex` held.
+///
+/// `Sendable` when `T` is.
+public final class Atomic<T> {
     private let mutex = _Mutex()
     private var value: T
 
@@ -67,9 +68,11 @@ public final class Atomic<T>: @unchecked Sendable {
     }
 }
 
+// `@unchecked`: `value` is only accessed with `mutex` held.
+extension Atomic: @unchecked Sendable where T: Sendable {}
+
 /// A non-recursive mutex.
-public final class Lock: @unchecked Sendable {
-    // `@unchecked Sendable`: a mutex is its own guard.
+public final class Lock: Sendable {
     private let mutex = _Mutex()
 
     public init() {}

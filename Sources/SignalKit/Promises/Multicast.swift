@@ -10,8 +10,7 @@
 /// subscription when its last subscriber leaves. For one upstream shared by
 /// many subscribers, use `publish`/`multicast` and a connection, or a
 /// `Promise`.
-public final class Multicast<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: stateless.
+public final class Multicast<T>: Sendable {
     public init() {}
 
     public func get(key: String, signal: Signal<T, NoError>) -> Signal<T, NoError> {
@@ -63,12 +62,16 @@ private final class _MulticastInstance<T>: @unchecked Sendable {
 }
 
 /// A plain holder SwiftSignalKit code builds its own multicasting on.
-public final class MulticastPromise<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: guard `value` and `subscribers` with `lock`, as
-    // SwiftSignalKit code does.
-    public let subscribers = Bag<(T) -> Void>()
+///
+/// `Sendable` when `T` is, provided its users guard `value` and
+/// `subscribers` with `lock`, as SwiftSignalKit code does.
+public final class MulticastPromise<T> {
+    public let subscribers = Bag<@Sendable (T) -> Void>()
     public let lock = Lock()
     public var value: T?
 
     public init() {}
 }
+
+// `@unchecked`: `value` and `subscribers` are guarded by `lock` by contract.
+extension MulticastPromise: @unchecked Sendable where T: Sendable {}

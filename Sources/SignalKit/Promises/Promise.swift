@@ -19,19 +19,22 @@
 /// current value, once. A value the promise drops (replaced by a newer one,
 /// or cleared by `set`) is released outside the lock, so its `deinit` may
 /// use the same promise.
-public final class Promise<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` and `initializer` are guarded by `mutex`;
-    // `subscribers` is CSignalRuntime's bag; `source` is a MetaDisposable.
-    // `onDeinit` is a plain stored property, as in SwiftSignalKit: set it
-    // before sharing the promise.
+///
+/// `T` is `Sendable`: the stored value is replayed to subscribers on their
+/// threads.
+public final class Promise<T: Sendable>: Sendable {
     private let mutex = _Mutex()
-    private var value: T?
-    private var initializer: Signal<T, NoError>?
+    // Unsafe: `value` and `initializer` are guarded by `mutex`.
+    private nonisolated(unsafe) var value: T?
+    private nonisolated(unsafe) var initializer: Signal<T, NoError>?
     private let source = MetaDisposable()
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
 
     /// Runs when the promise is released, before its source is disposed.
-    public var onDeinit: (() -> Void)?
+    ///
+    /// A plain stored property, as in SwiftSignalKit: set it before sharing
+    /// the promise.
+    public nonisolated(unsafe) var onDeinit: (@Sendable () -> Void)?
 
     public init(initializeOnFirstAccess: Signal<T, NoError>?) {
         initializer = initializeOnFirstAccess

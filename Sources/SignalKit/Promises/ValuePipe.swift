@@ -14,8 +14,10 @@
 /// subscribers need ordered delivery. Subscribing and disposing are safe from
 /// any thread at any time, including during a delivery; a delivery never
 /// waits for them.
-public final class ValuePipe<T>: @unchecked Sendable {
-    // `@unchecked Sendable`: `subscribers` is CSignalRuntime's lock-free bag.
+///
+/// `Sendable` whatever `T` is: it stores no value; `putNext` delivers on the
+/// calling thread before it returns.
+public final class ValuePipe<T>: Sendable {
     private let subscribers: _SubscriberBag<Subscriber<T, NoError>>
     private let sharedSignal: Signal<T, NoError>
 

@@ -15,13 +15,15 @@
 /// subscriber before the outer delivery continues (so a later subscriber may
 /// see the nested value, then the outer one); the stored value is the nested
 /// one.
-public final class ValuePromise<T: Equatable>: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` and `generation` are guarded by `mutex`; `subscribers` is
-    // CSignalRuntime's bag.
+///
+/// `T` is `Sendable`: the stored value is replayed to subscribers on their
+/// threads.
+public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     private let mutex = _Mutex()
-    private var value: T?
+    // Unsafe: `value` and `generation` are guarded by `mutex`.
+    private nonisolated(unsafe) var value: T?
     /// Counts the stores of an `ignoreRepeated` promise (see `set`).
-    private var generation: UInt = 0
+    private nonisolated(unsafe) var generation: UInt = 0
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
     public let ignoreRepeated: Bool
 

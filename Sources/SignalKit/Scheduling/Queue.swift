@@ -131,7 +131,7 @@ public final class Queue: Sendable {
     }
 
     /// Runs `f` now if already on this queue, else asynchronously (FIFO).
-    public func async(_ f: @escaping () -> Void) {
+    public func async(_ f: @escaping @Sendable () -> Void) {
         if isCurrent() {
             f()
         } else {
@@ -157,30 +157,30 @@ public final class Queue: Sendable {
     }
 
     /// Runs `f` asynchronously on the queue, never inline.
-    public func justDispatch(_ f: @escaping () -> Void) {
+    public func justDispatch(_ f: @escaping @Sendable () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            queue.async(execute: _assumeSendable(f))
+            queue.async(execute: f)
         case .scheduler(let scheduler):
             scheduler.schedule(f)
         }
     }
 
     /// Runs `f` asynchronously with the given QoS enforced, never inline.
-    public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping () -> Void) {
+    public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping @Sendable () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            queue.async(qos: qos, flags: .enforceQoS, execute: _assumeSendable(f))
+            queue.async(qos: qos, flags: .enforceQoS, execute: f)
         case .scheduler(let scheduler):
             scheduler.schedule(f)
         }
     }
 
     /// Runs `f` on the queue after `delay` seconds, never inline (not even for 0).
-    public func after(_ delay: Double, _ f: @escaping () -> Void) {
+    public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
         switch backend {
         case .dispatch(let queue):
-            queue.asyncAfter(deadline: .now() + delay, execute: _assumeSendable(f))
+            queue.asyncAfter(deadline: .now() + delay, execute: f)
         case .scheduler(let scheduler):
             _ = scheduler.schedule(after: delay, f)
         }
@@ -188,10 +188,11 @@ public final class Queue: Sendable {
 
     /// Runs `f` after `delay` seconds unless the result is disposed first.
     /// Used by SignalKit's timing operators.
-    func cancellableAfter(_ delay: Double, _ f: @escaping () -> Void) -> any Disposable {
+    func cancellableAfter(_ delay: Double, _ f: @escaping @Sendable () -> Void) -> any Disposable {
         switch backend {
         case .dispatch(let queue):
-            let item = DispatchWorkItem(block: _UncheckedSendable(f).sendableCall)
+            // Dispatch work items are thread-safe; corelibs does not mark them `Sendable`.
+            nonisolated(unsafe) let item = DispatchWorkItem(block: f)
             queue.asyncAfter(deadline: .now() + delay, execute: item)
             return ActionDisposable { item.cancel() }
         case .scheduler(let scheduler):
@@ -208,23 +209,6 @@ public final class Queue: Sendable {
         case .scheduler(let scheduler):
             return scheduler.currentTime
         }
-    }
-}
-
-/// Hands a closure to Dispatch as `@Sendable` without wrapping it (a wrapper
-/// would cost one allocation per dispatch). The representation is the same;
-/// the transfer contract is `_UncheckedSendable`'s: the caller does not use
-/// the closure again, the queue runs it once.
-@inline(__always)
-func _assumeSendable(_ f: @escaping () -> Void) -> @Sendable () -> Void {
-    unsafeBitCast(f, to: (@Sendable () -> Void).self)
-}
-
-extension _UncheckedSendable where Value == () -> Void {
-    /// A `@Sendable` closure calling the boxed one.
-    var sendableCall: @Sendable () -> Void {
-        let box = self
-        return { box.value() }
     }
 }
 

@@ -5,13 +5,17 @@
 /// The value is created on `queue` (asynchronously, or inline when the
 /// initialiser runs on `queue`) and released there when the
 /// `QueueLocalObject` dies.
-public final class QueueLocalObject<T: AnyObject>: @unchecked Sendable {
-    // `@unchecked Sendable`: `valueRef` is only touched on `queue` (and in
-    // deinit, which happens after the generating block, which retains self).
+///
+/// `Sendable` whatever `T` is: the object never leaves its queue (it is
+/// created there, passed only to closures that run there, and `unsafeGet()`
+/// asserts the queue), which is what lets a non-`Sendable` object be shared.
+public final class QueueLocalObject<T: AnyObject>: Sendable {
     public let queue: Queue
-    private var valueRef: Unmanaged<T>?
+    // Unsafe: only touched on `queue` (and in deinit, which happens after the
+    // generating block, which retains self).
+    private nonisolated(unsafe) var valueRef: Unmanaged<T>?
 
-    public init(queue: Queue, generate: @escaping () -> T) {
+    public init(queue: Queue, generate: @escaping @Sendable () -> T) {
         self.queue = queue
         self.queue.async {
             self.valueRef = Unmanaged.passRetained(generate())
@@ -20,8 +24,9 @@ public final class QueueLocalObject<T: AnyObject>: @unchecked Sendable {
 
     deinit {
         if let valueRef {
-            let box = _UncheckedSendable(valueRef)
-            queue.async { box.value.release() }
+            // Transfer: the block is the only user of the reference.
+            nonisolated(unsafe) let valueRef = valueRef
+            queue.async { valueRef.release() }
         }
     }
 
@@ -32,7 +37,7 @@ public final class QueueLocalObject<T: AnyObject>: @unchecked Sendable {
     }
 
     /// Calls `f` with the value on `queue` (inline when already there).
-    public func with(_ f: @escaping (T) -> Void) {
+    public func with(_ f: @escaping @Sendable (T) -> Void) {
         queue.async {
             if let value = self.valueRef?.takeUnretainedValue() {
                 f(value)
@@ -41,7 +46,7 @@ public final class QueueLocalObject<T: AnyObject>: @unchecked Sendable {
     }
 
     /// Calls `f` with the value on `queue`, waiting for the result.
-    public func syncWith<R>(_ f: @escaping (T) -> R) -> R {
+    public func syncWith<R: Sendable>(_ f: @escaping @Sendable (T) -> R) -> R {
         var result: R?
         queue.sync {
             if let value = self.valueRef?.takeUnretainedValue() {
@@ -57,7 +62,7 @@ public final class QueueLocalObject<T: AnyObject>: @unchecked Sendable {
     /// A signal whose generator runs `f` with the value on `queue` (inline
     /// when started there; disposing before the queue runs it skips `f`). The
     /// signal holds the object weakly: if it is gone, the signal does nothing.
-    public func signalWith<R, E>(_ f: @escaping (T, Subscriber<R, E>) -> any Disposable) -> Signal<R, E> {
+    public func signalWith<R, E>(_ f: @escaping @Sendable (T, Subscriber<R, E>) -> any Disposable) -> Signal<R, E> {
         Signal<R, E> { [weak self] subscriber in
             if let self, let value = self.valueRef?.takeUnretainedValue() {
                 return f(value, subscriber)

@@ -21,11 +21,11 @@ public protocol QueueScheduler: AnyObject, Sendable {
     func isCurrent() -> Bool
 
     /// Runs `work` later, in FIFO order. Never runs it inline.
-    func schedule(_ work: @escaping () -> Void)
+    func schedule(_ work: @escaping @Sendable () -> Void)
 
     /// Runs `work` after `delay` seconds. Disposing the result before then
     /// cancels it.
-    func schedule(after delay: Double, _ work: @escaping () -> Void) -> any Disposable
+    func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable
 
     /// Runs `work` on this scheduler and waits for it (`Queue.sync` when the
     /// caller is not already on the scheduler).

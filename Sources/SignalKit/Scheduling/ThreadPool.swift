@@ -17,16 +17,16 @@ public final class ThreadPoolTaskState: Sendable {
 /// task not yet started is skipped; a running one can poll `state.cancelled`.
 public final class ThreadPoolTask: Sendable {
     private let state = ThreadPoolTaskState()
-    private let action: _UncheckedSendable<(ThreadPoolTaskState) -> Void>
+    private let action: @Sendable (ThreadPoolTaskState) -> Void
 
-    public init(_ action: @escaping (ThreadPoolTaskState) -> Void) {
-        self.action = _UncheckedSendable(action)
+    public init(_ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
+        self.action = action
     }
 
     /// Runs the action now, on this thread, unless the task was cancelled.
     func execute() {
         if !state.cancelled.with({ $0 }) {
-            action.value(state)
+            action(state)
         }
     }
 
@@ -41,12 +41,12 @@ public final class ThreadPoolTask: Sendable {
 /// SwiftSignalKit holds the pool weakly; a pool's threads keep it alive for
 /// the life of the process, so a strong reference behaves the same and needs
 /// no weak-reference side table.
-public final class ThreadPoolQueue: Equatable, @unchecked Sendable {
-    // `@unchecked Sendable`: `tasks` and `isTaken` are guarded by the pool's mutex.
+public final class ThreadPoolQueue: Equatable, Sendable {
     private let threadPool: ThreadPool
-    fileprivate var tasks: [ThreadPoolTask] = []
-    fileprivate var isTaken = false
-    fileprivate var isReady = false
+    // Unsafe: `tasks`, `isTaken` and `isReady` are guarded by the pool's mutex.
+    fileprivate nonisolated(unsafe) var tasks: [ThreadPoolTask] = []
+    fileprivate nonisolated(unsafe) var isTaken = false
+    fileprivate nonisolated(unsafe) var isReady = false
 
     public init(threadPool: ThreadPool) {
         self.threadPool = threadPool
@@ -75,13 +75,13 @@ private let _poolKey: pthread_key_t = {
 /// threads run for the life of the process (they keep the pool alive), as in
 /// SwiftSignalKit. `threadPriority` is accepted for compatibility and ignored
 /// on Linux.
-public final class ThreadPool: @unchecked Sendable {
-    // `@unchecked Sendable`: `ready` (and every queue's tasks) are guarded by
-    // `mutex`/`condition`.
+public final class ThreadPool: Sendable {
     private let mutex = _Mutex()
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var ready: [ThreadPoolQueue] = []
-    private var readyStart = 0
+    // Unsafe: a pthread condition is shared by design; used with `mutex` held.
+    private nonisolated(unsafe) let condition: UnsafeMutablePointer<pthread_cond_t>
+    // Unsafe: guarded by `mutex` (as are every queue's tasks).
+    private nonisolated(unsafe) var ready: [ThreadPoolQueue] = []
+    private nonisolated(unsafe) var readyStart = 0
 
     public init(threadCount: Int, threadPriority: Double) {
         precondition(threadCount > 0, "ThreadPool(threadCount:threadPriority:) needs at least one thread")

@@ -13,20 +13,20 @@ import Dispatch
 ///
 /// The name clashes with Foundation's `Timer`: write `SignalKit.Timer` where
 /// both modules are imported.
-public final class Timer: @unchecked Sendable {
-    // `@unchecked Sendable`: `source` is guarded by `mutex`; the rest is immutable.
+public final class Timer: Sendable {
     private let timeout: Double
     private let repeats: Bool
-    private let completion: (Timer) -> Void
+    private let completion: @Sendable (Timer) -> Void
     private let queue: Queue
     private let mutex = _Mutex()
-    private var source: (token: _TimerToken, disposable: any Disposable)?
+    // Unsafe: guarded by `mutex`.
+    private nonisolated(unsafe) var source: (token: _TimerToken, disposable: any Disposable)?
 
-    public convenience init(timeout: Double, repeat: Bool, completion: @escaping () -> Void, queue: Queue) {
+    public convenience init(timeout: Double, repeat: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
         self.init(timeout: timeout, repeat: `repeat`, completion: { _ in completion() }, queue: queue)
     }
 
-    public init(timeout: Double, repeat: Bool, completion: @escaping (Timer) -> Void, queue: Queue) {
+    public init(timeout: Double, repeat: Bool, completion: @escaping @Sendable (Timer) -> Void, queue: Queue) {
         self.timeout = timeout
         self.repeats = `repeat`
         self.completion = completion
@@ -50,14 +50,14 @@ public final class Timer: @unchecked Sendable {
                 fire: { [weak self] in self?.fire(token) }
             )
         } else {
-            let source = DispatchSource.makeTimerSource(queue: queue.queue)
+            // Dispatch sources are thread-safe; corelibs does not mark them `Sendable`.
+            nonisolated(unsafe) let source = DispatchSource.makeTimerSource(queue: queue.queue)
             if repeats {
                 source.schedule(deadline: .now() + timeout, repeating: timeout)
             } else {
                 source.schedule(deadline: .now() + timeout)
             }
-            let fire = _UncheckedSendable { [weak self] in self?.fire(token) }
-            source.setEventHandler { fire.value() }
+            source.setEventHandler { [weak self] in self?.fire(token) }
             source.resume()
             newSource = ActionDisposable { source.cancel() }
         }
@@ -106,7 +106,7 @@ final class _ScheduledTimer: Disposable, @unchecked Sendable {
     private var pending: (any Disposable)?
     private var cancelled = false
 
-    init(scheduler: any QueueScheduler, interval: Double, repeats: Bool, fire: @escaping () -> Void) {
+    init(scheduler: any QueueScheduler, interval: Double, repeats: Bool, fire: @escaping @Sendable () -> Void) {
         self.scheduler = scheduler
         self.interval = interval
         self.repeats = repeats

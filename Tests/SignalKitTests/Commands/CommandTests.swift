@@ -155,9 +155,9 @@ import Testing
         let refused = log.start(command.execute("b"), prefix: "b: ")
         #expect(log.take() == ["b: error " + CommandError<String>.notEnabled(.alreadyExecuting).description])
         #expect(fixture.sources["b"] == nil, "the execute closure was not called")
-        var caught: CommandError<String>?
-        _ = command.execute("c").start(error: { caught = $0 })
-        #expect(caught == .notEnabled(.alreadyExecuting))
+        let caught = Shared<CommandError<String>?>(nil)
+        _ = command.execute("c").start(error: { caught.value = $0 })
+        #expect(caught.value == .notEnabled(.alreadyExecuting))
         fixture.sources["a"]!.putCompletion()
         log.take()
         _ = log.start(command.execute("d"), prefix: "d: ")
@@ -327,16 +327,16 @@ import Testing
             return Signal.single(input)
         }
         let chain = Shared<[any Disposable]>([])
-        func run(_ input: Int) {
-            chain.value.append(
-                command.execute(input).start(
-                    next: { log.append("next \($0)") },
-                    error: { log.append("error \($0)") },
-                    completed: {
-                        log.append("completed \(input), executing: \(command.isExecuting)")
-                        if input < 3 { run(input + 1) }
-                    }
-                ))
+        @Sendable func run(_ input: Int) {
+            let handle = command.execute(input).start(
+                next: { log.append("next \($0)") },
+                error: { log.append("error \($0)") },
+                completed: {
+                    log.append("completed \(input), executing: \(command.isExecuting)")
+                    if input < 3 { run(input + 1) }
+                }
+            )
+            chain.withLock { $0.append(handle) }
         }
         run(1)
         #expect(

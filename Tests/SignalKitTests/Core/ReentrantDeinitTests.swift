@@ -445,12 +445,10 @@ private final class Reentries: @unchecked Sendable {
                 subscriber.putNext(DeinitAction())
                 return EmptyDisposable
             }
-            do {
-                for try await _ in signal.values {
-                    received.value += 1
-                    if received.value == 2 { break }
-                }
-            } catch {}
+            for await _ in signal.values {
+                received.value += 1
+                if received.value == 2 { break }
+            }
         }
         #expect(reentries.value == 1)
         #expect(received.value == 2)

@@ -208,7 +208,7 @@ import Testing
 
 /// A minimal operator for core tests (the operator families have their own
 /// tests): forwards values through `f`, terminal events unchanged.
-func mapForTest<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+func mapForTest<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
             signal.start(

@@ -186,7 +186,7 @@ import Testing
     func aKeepAliveRegisteredInsideTheTerminalCallbackIsHeldUntilTheHandleIsDisposed(terminal: String) {
         let log = EventLog()
         let source = Shared<Subscriber<Int, String>?>(nil)
-        let keep = { source.value?.keepAlive(Probe("kept in \(terminal)") { log.append("\($0) released") }) }
+        let keep: @Sendable () -> Void = { source.value?.keepAlive(Probe("kept in \(terminal)") { log.append("\($0) released") }) }
         let handle = Signal<Int, String> { subscriber in
             subscriber.keepAlive(Probe("kept before") { log.append("\($0) released") })
             source.value = subscriber
@@ -245,7 +245,10 @@ import Testing
     @Test func descriptionInsideTheTerminalCallbacksAndInsideTheDisposal() {
         let seen = Shared<[String]>([])
         let source = Shared<Subscriber<Int, String>?>(nil)
-        let describe = { seen.value.append("\(source.value!)") }
+        let describe: @Sendable () -> Void = {
+            let description = "\(source.value!)"
+            seen.withLock { $0.append(description) }
+        }
         _ = Signal<Int, String> { subscriber in
             source.value = subscriber
             return EmptyDisposable

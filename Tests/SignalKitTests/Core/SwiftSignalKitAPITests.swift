@@ -8,7 +8,8 @@ import Testing
 // SwiftSignalKit's public API (81 with the 27 combineLatest overloads, of
 // which the 2-, 3- and 26-ary ones stand for the generated arities), taken as
 // a value of its exact legacy type (argument labels, currying, `@escaping`,
-// defaults), and the call forms legacy code writes. This file fails to
+// defaults) with the one deliberate change, `@Sendable` on every closure SignalKit
+// may call on another thread, and the call forms legacy code writes. This file fails to
 // COMPILE when a signature drifts; the test bodies only check that the
 // references are real functions.
 
@@ -17,15 +18,15 @@ private typealias S = Signal<Int, Failure>
 
 @Suite struct SwiftSignalKitAPITests {
     @Test func catchFamilyHasTheLegacySignatures() {
-        let catchOp: (@escaping (Failure) -> Signal<Int, NoError>) -> (S) -> Signal<Int, NoError> = `catch`
+        let catchOp: (@escaping @Sendable (Failure) -> Signal<Int, NoError>) -> (S) -> Signal<Int, NoError> = `catch`
         let restartOp: (S) -> S = restart
         let recurseOp: (Int?) -> (S) -> S = recurse
         let retryOp: (Double, Double, Queue) -> (S) -> Signal<Int, NoError> = { retry($0, maxDelay: $1, onQueue: $2) }
-        let retryIfOp: (@escaping (Failure) -> Bool, Double, Double, Int?, Queue) -> (S) -> S = {
+        let retryIfOp: (@escaping @Sendable (Failure) -> Bool, Double, Double, Int?, Queue) -> (S) -> S = {
             retry(retryOnError: $0, delayIncrement: $1, maxDelay: $2, maxRetries: $3, onQueue: $4)
         }
         let restartIfErrorOp: (S) -> Signal<Int, NoError> = restartIfError
-        let restartOrMapErrorOp: (@escaping (Failure) -> RestartOrMapErrorCondition<String>) -> (S) -> Signal<Int, String> =
+        let restartOrMapErrorOp: (@escaping @Sendable (Failure) -> RestartOrMapErrorCondition<String>) -> (S) -> Signal<Int, String> =
             restartOrMapError(condition:)
         _ = (catchOp, restartOp, recurseOp, retryOp, retryIfOp, restartIfErrorOp, restartOrMapErrorOp)
     }
@@ -56,16 +57,16 @@ private typealias S = Signal<Int, Failure>
 
     @Test func loopAndMappingFamiliesHaveTheLegacySignatures() {
         let loop: (
-            @escaping (SignalFeedbackLoopState<Int>) -> Signal<Int, Failure>?,
-            @escaping (Int, Int) -> Int
+            @escaping @Sendable (SignalFeedbackLoopState<Int>) -> Signal<Int, Failure>?,
+            @escaping @Sendable (Int, Int) -> Int
         ) -> Signal<Int, Failure> = feedbackLoop(once:reduce:)
-        let mapOp: (@escaping (Int) -> String) -> (S) -> Signal<String, Failure> = map
-        let filterOp: (@escaping (Int) -> Bool) -> (S) -> S = filter
-        let flatMapOp: (@escaping (Int) -> String) -> (Signal<Int?, Failure>) -> Signal<String?, Failure> = flatMap
-        let mapErrorOp: (@escaping (Failure) -> String) -> (S) -> Signal<Int, String> = mapError
+        let mapOp: (@escaping @Sendable (Int) -> String) -> (S) -> Signal<String, Failure> = map
+        let filterOp: (@escaping @Sendable (Int) -> Bool) -> (S) -> S = filter
+        let flatMapOp: (@escaping @Sendable (Int) -> String) -> (Signal<Int?, Failure>) -> Signal<String?, Failure> = flatMap
+        let mapErrorOp: (@escaping @Sendable (Failure) -> String) -> (S) -> Signal<Int, String> = mapError
         let castErrorOp: (Failure.Type) -> (Signal<Int, NoError>) -> S = castError
         let distinct: (S) -> S = distinctUntilChanged
-        let distinctBy: (@escaping (Int, Int) -> Bool) -> (S) -> S = distinctUntilChanged(isEqual:)
+        let distinctBy: (@escaping @Sendable (Int, Int) -> Bool) -> (S) -> S = distinctUntilChanged(isEqual:)
         _ = (loop, mapOp, filterOp, flatMapOp, mapErrorOp, castErrorOp, distinct, distinctBy)
     }
 
@@ -75,13 +76,13 @@ private typealias S = Signal<Int, Failure>
         let switchOp: (Signal<S, Failure>) -> S = switchToLatest
         let queueOp: (Signal<S, Failure>) -> S = queue
         let throttledOp: (Signal<S, Failure>) -> S = throttled
-        let mapToSignalOp: (@escaping (Int) -> Signal<String, Failure>) -> (S) -> Signal<String, Failure> = mapToSignal
+        let mapToSignalOp: (@escaping @Sendable (Int) -> Signal<String, Failure>) -> (S) -> Signal<String, Failure> = mapToSignal
         let ignore: (S) -> Signal<Never, Failure> = ignoreValues
-        let promoting: (@escaping (Int) -> S) -> (Signal<Int, NoError>) -> S = mapToSignalPromotingError
-        let mapToQueueOp: (@escaping (Int) -> S) -> (S) -> S = mapToQueue
-        let mapToThrottledOp: (@escaping (Int) -> S) -> (S) -> S = mapToThrottled
+        let promoting: (@escaping @Sendable (Int) -> S) -> (Signal<Int, NoError>) -> S = mapToSignalPromotingError
+        let mapToQueueOp: (@escaping @Sendable (Int) -> S) -> (S) -> S = mapToQueue
+        let mapToThrottledOp: (@escaping @Sendable (Int) -> S) -> (S) -> S = mapToThrottled
         let thenOp: (S) -> (S) -> S = then
-        let deferredOp: (@escaping () -> S) -> S = deferred
+        let deferredOp: (@escaping @Sendable () -> S) -> S = deferred
         let measure: (String) -> (S) -> S = debug_measureTimeToFirstEvent(label:)
         _ = (
             dematerializeOp, materializeOp, switchOp, queueOp, throttledOp, mapToSignalOp, ignore, promoting,
@@ -90,16 +91,16 @@ private typealias S = Signal<Int, Failure>
     }
 
     @Test func reduceSideEffectsSingleTakeAndTimingHaveTheLegacySignatures() {
-        let reduce: (Int, @escaping (Int, Int) -> Int) -> (S) -> S = reduceLeft(value:f:)
-        let reduceEmitting: (Int, @escaping (Int, Int, (Int) -> Void) -> Int) -> (S) -> S = reduceLeft(value:f:)
-        let reduceGenerator: (Int, @escaping (Int, Int) -> Signal<(Int, Passthrough<Int>), Failure>) -> (S) -> S =
+        let reduce: (Int, @escaping @Sendable (Int, Int) -> Int) -> (S) -> S = reduceLeft(value:f:)
+        let reduceEmitting: (Int, @escaping @Sendable (Int, Int, (Int) -> Void) -> Int) -> (S) -> S = reduceLeft(value:f:)
+        let reduceGenerator: (Int, @escaping @Sendable (Int, Int) -> Signal<(Int, Passthrough<Int>), Failure>) -> (S) -> S =
             reduceLeft(_:generator:)
-        let beforeNextOp: (@escaping (Int) -> Void) -> (S) -> S = beforeNext
-        let afterNextOp: (@escaping (Int) -> Void) -> (S) -> S = afterNext
-        let beforeStartedOp: (@escaping () -> Void) -> (S) -> S = beforeStarted
-        let beforeCompletedOp: (@escaping () -> Void) -> (S) -> S = beforeCompleted
-        let afterCompletedOp: (@escaping () -> Void) -> (S) -> S = afterCompleted
-        let afterDisposedOp: (@escaping () -> Void) -> (S) -> S = afterDisposed
+        let beforeNextOp: (@escaping @Sendable (Int) -> Void) -> (S) -> S = beforeNext
+        let afterNextOp: (@escaping @Sendable (Int) -> Void) -> (S) -> S = afterNext
+        let beforeStartedOp: (@escaping @Sendable () -> Void) -> (S) -> S = beforeStarted
+        let beforeCompletedOp: (@escaping @Sendable () -> Void) -> (S) -> S = beforeCompleted
+        let afterCompletedOp: (@escaping @Sendable () -> Void) -> (S) -> S = afterCompleted
+        let afterDisposedOp: (@escaping @Sendable () -> Void) -> (S) -> S = afterDisposed
         let withStateOp = withState(S.single(1), { 0 }, next: { _, _ in }, error: { _, _ in }, completed: { _ in }, disposed: { _ in })
         let withStateDefaults = withState(S.single(1), { 0 })
         let single: Signal<Int, Failure> = SignalKit.single(1, Failure.self)
@@ -108,7 +109,7 @@ private typealias S = Signal<Int, Failure>
         let never: Signal<Int, Failure> = SignalKit.never(Int.self, Failure.self)
         let takeOp: (Int) -> (S) -> S = take
         let takeLastOp: (S) -> S = takeLast
-        let takeUntilOp: (@escaping (Int) -> SignalTakeAction) -> (S) -> S = take(until:)
+        let takeUntilOp: (@escaping @Sendable (Int) -> SignalTakeAction) -> (S) -> S = take(until:)
         let lastOp: (S) -> Signal<Int?, Failure> = last(signal:)
         let delayOp: (Double, Queue) -> (S) -> S = delay(_:queue:)
         let suspendAware: (Double, Double, Queue) -> (S) -> S = suspendAwareDelay(_:granularity:queue:)

@@ -25,7 +25,7 @@ final class NetworkRequest {
     }
 }
 
-final class ResultListener {
+final class ResultListener: Sendable {
     let name: String
     let log: EventLog
 

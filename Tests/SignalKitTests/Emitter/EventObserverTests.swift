@@ -332,7 +332,7 @@ import Testing
     }
 
     @Test func aLifetimeEndsRegistrationsEagerlyWhenItsHolderIsDeallocated() {
-        final class View {
+        final class View: Sendable {
             let lifetime = Lifetime()
             let log: EventLog
             init(log: EventLog) { self.log = log }

@@ -317,9 +317,9 @@ let modelOperators: [ModelOperator] = [
     { _ in ("firstOrDefault", firstOrDefault(-1)) },
     { _ in ("lastOrDefault", lastOrDefault(-1)) },
     { _ in ("startWith", startWith(0)) },
-    { _ in ("scan", scan(0, &+)) },
-    { _ in ("aggregate", aggregate(0, &+)) },
-    { _ in ("combinePrevious", combinePrevious(0, &-)) },
+    { _ in ("scan", scan(0, { $0 &+ $1 })) },
+    { _ in ("aggregate", aggregate(0, { $0 &+ $1 })) },
+    { _ in ("combinePrevious", combinePrevious(0, { $0 &- $1 })) },
     { _ in ("collect", { collect($0) |> map { $0.count } }) },
     { _ in ("any", { $0 |> any(where: { $0 % 2 == 0 }) |> map { $0 ? 1 : 0 } |> castError(ModelError.self) }) },
     { _ in ("all", { $0 |> all(where: { $0 % 5 != 0 }) |> map { $0 ? 1 : 0 } |> castError(ModelError.self) }) },
@@ -383,7 +383,7 @@ struct TrialOutcome {
 
 @discardableResult
 func runModelTrial(seed: UInt64) -> TrialOutcome {
-    var outcome = TrialOutcome()
+    let outcome = Shared(TrialOutcome())
     let world = ModelWorld(seed: seed)
     var chain = scriptedSource(world, "source") |> checked(world, "source")
     var names: [String] = []
@@ -398,7 +398,7 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
     // subscription ends.
     final class CallbackProbe: @unchecked Sendable {}
     weak var weakProbe: CallbackProbe?
-    var finalTerminated = false
+    let finalTerminated = Shared(false)
     var handle: (any Disposable)?
     do {
         let probe = CallbackProbe()
@@ -406,20 +406,20 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
         handle = chain.start(
             next: { _ in
                 withExtendedLifetime(probe) {}
-                if finalTerminated { world.fail("\(description): value after termination") }
-                outcome.values += 1
+                if finalTerminated.value { world.fail("\(description): value after termination") }
+                outcome.withLock { $0.values += 1 }
             },
             error: { _ in
                 withExtendedLifetime(probe) {}
-                if finalTerminated { world.fail("\(description): error after termination") }
-                finalTerminated = true
-                outcome.errors += 1
+                if finalTerminated.value { world.fail("\(description): error after termination") }
+                finalTerminated.value = true
+                outcome.withLock { $0.errors += 1 }
             },
             completed: {
                 withExtendedLifetime(probe) {}
-                if finalTerminated { world.fail("\(description): completion after termination") }
-                finalTerminated = true
-                outcome.completions += 1
+                if finalTerminated.value { world.fail("\(description): completion after termination") }
+                finalTerminated.value = true
+                outcome.withLock { $0.completions += 1 }
             }
         )
     }
@@ -462,8 +462,8 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
         if weakProbe != nil {
             world.fail("\(description): the final callbacks were not released when the handle was dropped undisposed and every source dropped its subscriber")
         }
-        outcome.abandoned += 1
-        return outcome
+        outcome.withLock { $0.abandoned += 1 }
+        return outcome.value
     }
     if world.chance(50) {
         while let run = world.runs.first(where: \.isLive) {
@@ -472,11 +472,11 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
             world.scheduler.run()
         }
     }
-    if !finalTerminated { outcome.unterminated += 1 }
+    if !finalTerminated.value { outcome.withLock { $0.unterminated += 1 } }
     handle?.dispose()
     world.scheduler.run()
     handle = nil
-    outcome.subscriptions = world.runs.count + world.checks.count
+    outcome.withLock { $0.subscriptions = world.runs.count + world.checks.count }
 
     for run in world.runs where run.disposeCount != 1 {
         world.fail("\(description): \(run.name) disposed \(run.disposeCount) times (expected once)")
@@ -489,5 +489,5 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
     if weakProbe != nil {
         world.fail("\(description): the final callbacks were not released")
     }
-    return outcome
+    return outcome.value
 }

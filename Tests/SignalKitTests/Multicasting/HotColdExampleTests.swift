@@ -21,7 +21,7 @@ import Testing
         let replaySubject: Subject<String, NoError> = ReplaySubject()
         let handles = SignalKit.Atomic<[any Disposable]>(value: [])
 
-        func subscribe(_ number: Int) {
+        @Sendable func subscribe(_ number: Int) {
             let fromSubject = subject.signal().start(next: { x in
                 log.append("Subscriber \(number) get a next value: \(x) from subject")
             })
@@ -167,7 +167,7 @@ import Testing
 
 extension Queue {
     /// `after` that can be cancelled (`Queue.cancellableAfter` is internal).
-    fileprivate func cancellableAfterForTest(_ delay: Double, _ f: @escaping () -> Void) -> any Disposable {
+    fileprivate func cancellableAfterForTest(_ delay: Double, _ f: @escaping @Sendable () -> Void) -> any Disposable {
         let cancelled = SignalKit.Atomic<Bool>(value: false)
         after(delay) {
             if !cancelled.with({ $0 }) { f() }

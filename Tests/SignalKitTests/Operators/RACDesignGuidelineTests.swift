@@ -54,23 +54,23 @@ import Testing
     // MARK: C9 — side effects run once per subscription
 
     @Test func c9OperatorClosuresRunForEachSubscription() {
-        var generatorRuns = 0
-        var closureRuns = 0
+        let generatorRuns = Shared(0)
+        let closureRuns = Shared(0)
         let source = Signal<Int, NoError> { subscriber in
-            generatorRuns += 1
+            generatorRuns.withLock { $0 += 1 }
             subscriber.putNext(1)
             subscriber.putCompletion()
             return EmptyDisposable
         }
         let chain = source
-            |> doNext { _ in closureRuns += 1 }
+            |> doNext { _ in closureRuns.withLock { $0 += 1 } }
             |> scan(0, +)
             |> flattenMap { Signal<Int, NoError>.single($0) }
             |> merge(.complete())
         _ = chain.start()
         _ = chain.start()
-        #expect(generatorRuns == 2)
-        #expect(closureRuns == 2)
+        #expect(generatorRuns.value == 2)
+        #expect(closureRuns.value == 2)
     }
 
     // MARK: C10 — termination disposes once and releases the callbacks
@@ -218,23 +218,23 @@ import Testing
     // MARK: C22 — building a chain does no work
 
     @Test func c22BuildingAChainHasNoSideEffects() {
-        var generatorRuns = 0
-        var closureRuns = 0
+        let generatorRuns = Shared(0)
+        let closureRuns = Shared(0)
         let lines = Shared(0)
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
         let source = Signal<Int, NoError> { subscriber in
-            generatorRuns += 1
+            generatorRuns.withLock { $0 += 1 }
             return EmptyDisposable
         }
         let chain = merge([source, source])
-            |> flattenMap { _ -> Signal<Int, NoError> in closureRuns += 1; return source }
+            |> flattenMap { _ -> Signal<Int, NoError> in closureRuns.withLock { $0 += 1 }; return source }
             |> throttle(1, queue: queue)
             |> zipWith(source)
             |> map { $0.0 }
             |> takeUntil(source)
-            |> logAll(to: SignalLogSink { _ in lines.value += 1 })
+            |> logAll(to: SignalLogSink { _ in lines.withLock { $0 += 1 } })
         _ = chain
-        #expect(generatorRuns == 0 && closureRuns == 0 && lines.value == 0 && scheduler.pendingCount == 0)
+        #expect(generatorRuns.value == 0 && closureRuns.value == 0 && lines.value == 0 && scheduler.pendingCount == 0)
     }
 }

@@ -32,17 +32,23 @@ private final class Output: @unchecked Sendable {
 
     @Test func injectingEffects() {
         // "about to complete subscription 1", then "subscription 1".
-        var subscriptions = 0
-        var lines: [String] = []
+        let subscriptions = Shared(0)
+        let lines = Shared<[String]>([])
         var loggingSignal = Signal<Never, NoError> { subscriber in
-            subscriptions += 1
+            subscriptions.withLock { $0 += 1 }
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        loggingSignal = loggingSignal |> doCompleted { lines.append("about to complete subscription \(subscriptions)") }
-        #expect(lines.isEmpty, "does not output anything yet")
-        _ = loggingSignal.start(completed: { lines.append("subscription \(subscriptions)") })
-        #expect(lines == ["about to complete subscription 1", "subscription 1"])
+        loggingSignal = loggingSignal |> doCompleted {
+            let line = "about to complete subscription \(subscriptions.value)"
+            lines.withLock { $0.append(line) }
+        }
+        #expect(lines.value.isEmpty, "does not output anything yet")
+        _ = loggingSignal.start(completed: {
+            let line = "subscription \(subscriptions.value)"
+            lines.withLock { $0.append(line) }
+        })
+        #expect(lines.value == ["about to complete subscription 1", "subscription 1"])
     }
 
     @Test func mappingAndFiltering() {
@@ -116,18 +122,18 @@ private final class Output: @unchecked Sendable {
     @Test func mappingAndFlatteningRunsEveryInnerToCompletion() {
         // The flattenMap + subscribeCompleted example: every save runs.
         let letters = Signal<String, NoError>.sequence(words("A B C D E F G H I"))
-        var saved: [String] = []
-        var done = false
-        let saveEntries: (String) -> Signal<Never, NoError> = { letter in
+        let saved = Shared<[String]>([])
+        let done = Shared(false)
+        let saveEntries: @Sendable (String) -> Signal<Never, NoError> = { letter in
             Signal { subscriber in
-                saved.append(letter)
+                saved.withLock { $0.append(letter) }
                 subscriber.putCompletion()
                 return EmptyDisposable
             }
         }
-        _ = (letters |> flattenMap(saveEntries)).start(completed: { done = true })
-        #expect(saved == words("A B C D E F G H I"))
-        #expect(done)
+        _ = (letters |> flattenMap(saveEntries)).start(completed: { done.value = true })
+        #expect(saved.value == words("A B C D E F G H I"))
+        #expect(done.value)
     }
 
     @Test func sequencingWithRACThen() {

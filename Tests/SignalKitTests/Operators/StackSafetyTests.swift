@@ -14,11 +14,11 @@ import Testing
 
     /// A source that, at its n-th subscription, runs `body(n, subscriber)`
     /// (synchronous emissions). Lightweight: no log, nothing retained.
-    private func counted<T, E>(_ body: @escaping (Int, Subscriber<T, E>) -> Void) -> Signal<T, E> {
+    private func counted<T, E>(_ body: @escaping @Sendable (Int, Subscriber<T, E>) -> Void) -> Signal<T, E> {
         let count = Shared(0)
         return Signal { subscriber in
-            count.value += 1
-            body(count.value, subscriber)
+            let index = count.withLock { $0 += 1; return $0 }
+            body(index, subscriber)
             return EmptyDisposable
         }
     }
@@ -165,7 +165,7 @@ import Testing
     }
 
     @Test func aMillionStepRecursiveDeferredThenLoop() {
-        func loop(_ value: Int) -> Signal<Int, NoError> {
+        @Sendable func loop(_ value: Int) -> Signal<Int, NoError> {
             value == Self.iterations ? .complete() : .single(value) |> then(deferred { loop(value + 1) })
         }
         let outcome = Outcome()

@@ -9,10 +9,10 @@ import Testing
 extension Promise {
     var rawValue: T? {
         get {
-            var value: T?
-            let handle = get().start { value = $0 }
+            let value = Shared<T?>(nil)
+            let handle = get().start { value.value = $0 }
             handle.dispose()
-            return value
+            return value.value
         }
         set {
             if let value = newValue {
@@ -33,14 +33,14 @@ extension Promise {
         let scheduler = VirtualTimeScheduler()
         let later = scheduler.makeQueue()
         let promise1 = Promise<String>()
-        var promise1Value: String?
+        let promise1Value = Shared<String?>(nil)
         let dispose0 = promise1.get().start(next: { list in
             output.append("dispose0 get1--\(list)")
-            promise1Value = list
+            promise1Value.value = list
         })
         dispose0.dispose()
         let promise1Value2 = promise1.rawValue
-        output.append("promise1Value--\(promise1Value ?? "nil") promise1Value2:\(promise1Value2 ?? "nil")")
+        output.append("promise1Value--\(promise1Value.value ?? "nil") promise1Value2:\(promise1Value2 ?? "nil")")
         let dispose1 = promise1.get().start(next: { list in output.append("dispose1 get1--\(list)") })
         promise1.set(Signal<String, NoError> { subscriber in
             output.append("设置值--aaa")

@@ -7,10 +7,10 @@ import Testing
 extension ValuePromise {
     /// Seed 001's idiom: the stored value, read through a subscription.
     var rawValue: T {
-        var value: T!
-        let handle = get().start { value = $0 }
+        let value = Shared<T?>(nil)
+        let handle = get().start { value.value = $0 }
         handle.dispose()
-        return value
+        return value.value!
     }
 }
 
@@ -18,16 +18,16 @@ extension ValuePromise {
     @Test func seedExampleValuePromise1() {
         let output = EventLog()
         let promise1 = ValuePromise("testA", ignoreRepeated: true)
-        var promise1Value = "nil"
-        output.append("promise1Value: \(promise1Value)")
+        let promise1Value = Shared("nil")
+        output.append("promise1Value: \(promise1Value.value)")
         let promise1Dispose1 = promise1.get().start { value in
             output.append("promise1Dispose1-next:\(value)")
-            promise1Value = value
+            promise1Value.value = value
         }
-        output.append("promise1Value: \(promise1Value)")
-        promise1.set(promise1Value + "---" + "testB")
+        output.append("promise1Value: \(promise1Value.value)")
+        promise1.set(promise1Value.value + "---" + "testB")
         let promise1Dispose2 = promise1.get().start { value in output.append("promise1Dispose2-next: \(value)") }
-        output.append("promise1Value: \(promise1Value)")
+        output.append("promise1Value: \(promise1Value.value)")
         promise1Dispose1.dispose()
         promise1Dispose2.dispose()
         #expect(
@@ -44,17 +44,17 @@ extension ValuePromise {
     @Test func seedExampleValuePromise2() {
         let output = EventLog()
         let promise2 = ValuePromise("testX", ignoreRepeated: true)
-        var promise2Value = "nil"
-        output.append("promise2Value: \(promise2Value)")
+        let promise2Value = Shared("nil")
+        output.append("promise2Value: \(promise2Value.value)")
         let promise2Dispose1 = promise2.get().start { value in
             output.append("promise2Dispose1-next:\(value)")
-            promise2Value = value
+            promise2Value.value = value
         }
         promise2Dispose1.dispose()
-        output.append("promise2Value: \(promise2Value)")
-        promise2.set(promise2Value + "---" + "testY")
+        output.append("promise2Value: \(promise2Value.value)")
+        promise2.set(promise2Value.value + "---" + "testY")
         let promise2Dispose2 = promise2.get().start { value in output.append("promise2Dispose2-next: \(value)") }
-        output.append("promise2Value: \(promise2Value)")
+        output.append("promise2Value: \(promise2Value.value)")
         promise2Dispose2.dispose()
         #expect(
             output.events == [

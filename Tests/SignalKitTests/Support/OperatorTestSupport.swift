@@ -43,13 +43,13 @@ final class ScriptedSource<T, E>: @unchecked Sendable {
     // pthread mutex, which ThreadSanitizer sees).
     let name: String
     private let log: EventLog?
-    private let body: (Int, Subscriber<T, E>) -> Void
+    private let body: @Sendable (Int, Subscriber<T, E>) -> Void
     private let lock = Lock()
     private var count = 0
     private var disposed: [Int: Int] = [:]
     private var subscribers: [Int: Subscriber<T, E>] = [:]
 
-    init(_ name: String, log: EventLog?, body: @escaping (Int, Subscriber<T, E>) -> Void) {
+    init(_ name: String, log: EventLog?, body: @escaping @Sendable (Int, Subscriber<T, E>) -> Void) {
         self.name = name
         self.log = log
         self.body = body
@@ -57,12 +57,13 @@ final class ScriptedSource<T, E>: @unchecked Sendable {
 
     var signal: Signal<T, E> {
         Signal { [self] subscriber in
-            var index = 0
+            var assigned = 0
             lock.locked {
                 count += 1
-                index = count
-                subscribers[index] = subscriber
+                assigned = count
+                subscribers[assigned] = subscriber
             }
+            let index = assigned
             log?.append("\(name).subscribe#\(index)")
             body(index, subscriber)
             return ActionDisposableLogging { [self] in

@@ -59,13 +59,12 @@ func checkAddressNameFormat(_ name: String) -> AddressNameFormatError? {
 
 /// The backend: answers 0.5 s after the request, on the network queue.
 /// Taken names are listed; requests and cancellations are logged.
-final class UsernameBackend: @unchecked Sendable {
-    // `@unchecked Sendable`: used on the test's thread only (virtual time).
+final class UsernameBackend: Sendable {
     let network: Queue
-    let log: (String) -> Void
+    let log: @Sendable (String) -> Void
     let taken: Set<String>
 
-    init(network: Queue, taken: Set<String>, log: @escaping (String) -> Void) {
+    init(network: Queue, taken: Set<String>, log: @escaping @Sendable (String) -> Void) {
         self.network = network
         self.log = log
         self.taken = taken
@@ -123,7 +122,7 @@ func describe(_ status: AddressNameValidationStatus) -> String {
         let network = scheduler.makeQueue(name: "network")
         let log = EventLog()
         /// Virtual time in milliseconds, then the entry.
-        func record(_ entry: String) {
+        @Sendable func record(_ entry: String) {
             log.append("\(Int((scheduler.now * 1000).rounded()))ms \(entry)")
         }
         let backend = UsernameBackend(network: network, taken: ["alice"], log: record)

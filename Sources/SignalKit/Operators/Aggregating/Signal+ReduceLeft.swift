@@ -45,7 +45,7 @@ extension Passthrough: Equatable where T: Equatable {}
 /// - Termination: completion emits the accumulator then completes; an error
 ///   is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
-public func reduceLeft<T, E>(value: T, f: @escaping (T, T) -> T) -> (Signal<T, E>) -> Signal<T, E> {
+public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -> T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(
@@ -73,7 +73,7 @@ public func reduceLeft<T, E>(value: T, f: @escaping (T, T) -> T) -> (Signal<T, E
 /// - Termination: completion emits the accumulator then completes; an error
 ///   is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
-public func reduceLeft<T, E>(value: T, f: @escaping (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
+public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
@@ -112,9 +112,9 @@ public func reduceLeft<T, E>(value: T, f: @escaping (T, T, (T) -> Void) -> T) ->
 ///   forwarded at once (queued values are dropped).
 /// - Disposal: disposes the current generator subscription, then the
 ///   upstream; queued values are never started.
-public func reduceLeft<T, E>(
+public func reduceLeft<T: Sendable, E>(
     _ value: T,
-    generator: @escaping (T, T) -> Signal<(T, Passthrough<T>), E>
+    generator: @escaping @Sendable (T, T) -> Signal<(T, Passthrough<T>), E>
 ) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
@@ -134,7 +134,7 @@ final class _ReduceLeftSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked
     let combine: (T, T, (T) -> Void) -> T
     let state: _ReduceLeftState<T>
 
-    init(downstream: Subscriber<T, E>, seed: T, combine: @escaping (T, T, (T) -> Void) -> T) {
+    init(downstream: Subscriber<T, E>, seed: T, combine: @escaping @Sendable (T, T, (T) -> Void) -> T) {
         self.combine = combine
         self.state = _ReduceLeftState(seed)
         super.init(downstream: downstream)
@@ -225,7 +225,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
     init(
         downstream: Subscriber<T, E>,
         seed: T,
-        generator: @escaping (T, T) -> Signal<(T, Passthrough<T>), E>,
+        generator: @escaping @Sendable (T, T) -> Signal<(T, Passthrough<T>), E>,
         control: _ReduceGeneratorControl
     ) {
         self.downstream = downstream

@@ -22,7 +22,7 @@
 /// - Threading: no thread hop; the source must deliver serially.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func scan<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
+public func scan<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
             signal._start(
@@ -48,9 +48,9 @@ public func scan<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (Signa
 /// - Threading: as `scan(_:_:)`.
 /// - Termination: as `scan(_:_:)`.
 /// - Disposal: as `scan(_:_:)`.
-public func scan<T, A, E>(
+public func scan<T, A: Sendable, E>(
     _ start: A,
-    reduceWithIndex: @escaping (A, T, Int) -> A
+    reduceWithIndex: @escaping @Sendable (A, T, Int) -> A
 ) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
@@ -78,7 +78,7 @@ public func scan<T, A, E>(
 /// - Termination: completion sends the accumulator then completes; an error
 ///   is forwarded without sending.
 /// - Disposal: returns the upstream handle.
-public func aggregate<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
+public func aggregate<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
             signal._start(
@@ -104,9 +104,9 @@ public func aggregate<T, A, E>(_ start: A, _ reduce: @escaping (A, T) -> A) -> (
 /// - Threading: as `aggregate(_:_:)`.
 /// - Termination: as `aggregate(_:_:)`.
 /// - Disposal: as `aggregate(_:_:)`.
-public func aggregate<T, A, E>(
+public func aggregate<T, A: Sendable, E>(
     _ start: A,
-    reduceWithIndex: @escaping (A, T, Int) -> A
+    reduceWithIndex: @escaping @Sendable (A, T, Int) -> A
 ) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
@@ -131,9 +131,9 @@ public func aggregate<T, A, E>(
 /// - Threading: as `aggregate(_:_:)`.
 /// - Termination: as `aggregate(_:_:)`.
 /// - Disposal: as `aggregate(_:_:)`.
-public func aggregate<T, A, E>(
-    startFactory: @escaping () -> A,
-    _ reduce: @escaping (A, T) -> A
+public func aggregate<T, A: Sendable, E>(
+    startFactory: @escaping @Sendable () -> A,
+    _ reduce: @escaping @Sendable (A, T) -> A
 ) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
@@ -154,7 +154,7 @@ final class _ScanSink<T, A, E>: _PassThroughTerminalSink<T, A, E>, @unchecked Se
     let reduce: (A, T, Int) -> A
     let state: _GuardedValue<(accumulator: A?, index: Int)>
 
-    init(downstream: Subscriber<A, E>, start: A, emitsEachStep: Bool, reduce: @escaping (A, T, Int) -> A) {
+    init(downstream: Subscriber<A, E>, start: A, emitsEachStep: Bool, reduce: @escaping @Sendable (A, T, Int) -> A) {
         self.emitsEachStep = emitsEachStep
         self.reduce = reduce
         self.state = _GuardedValue((start, 0))

@@ -45,7 +45,7 @@ public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
 /// - Threading: no thread hop.
 /// - Termination: errors become `false`.
 /// - Disposal: returns the upstream handle.
-public func any<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
+public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
             signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
@@ -68,7 +68,7 @@ public func any<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) 
 /// - Threading: no thread hop.
 /// - Termination: errors become `false`; an empty signal gives `true`.
 /// - Disposal: returns the upstream handle.
-public func all<T, E>(where predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
+public func all<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
             signal._start(_QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
@@ -87,7 +87,7 @@ final class _QuantifierSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let decisive: Bool
     let done = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<Bool, NoError>, decisive: Bool, predicate: @escaping (T) -> Bool) {
+    init(downstream: Subscriber<Bool, NoError>, decisive: Bool, predicate: @escaping @Sendable (T) -> Bool) {
         self.downstream = downstream
         self.decisive = decisive
         self.predicate = predicate

@@ -25,7 +25,9 @@
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -37,7 +39,7 @@
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>
@@ -75,7 +77,9 @@ public func combineLatest<T1, T2, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -87,7 +91,7 @@ public func combineLatest<T1, T2, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -129,7 +133,9 @@ public func combineLatest<T1, T2, T3, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -141,7 +147,7 @@ public func combineLatest<T1, T2, T3, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -187,7 +193,9 @@ public func combineLatest<T1, T2, T3, T4, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -199,7 +207,7 @@ public func combineLatest<T1, T2, T3, T4, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -249,7 +257,9 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -261,7 +271,7 @@ public func combineLatest<T1, T2, T3, T4, T5, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -315,7 +325,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -327,7 +339,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -385,7 +397,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -397,7 +411,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -459,7 +473,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -471,7 +487,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -537,7 +553,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -549,7 +567,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -619,7 +637,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -631,7 +651,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -705,7 +725,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -717,7 +739,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -795,7 +817,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -807,7 +831,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -889,7 +913,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -901,7 +927,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -987,7 +1013,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -999,7 +1027,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1089,7 +1117,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1101,7 +1131,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1195,7 +1225,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1207,7 +1239,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1305,7 +1337,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1317,7 +1351,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1419,7 +1453,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1431,7 +1467,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1537,7 +1573,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1549,7 +1587,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1659,7 +1697,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1671,7 +1711,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1785,7 +1825,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1797,7 +1839,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -1915,7 +1957,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -1927,7 +1971,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -2049,7 +2093,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -2061,7 +2107,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -2187,7 +2233,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -2199,7 +2247,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
@@ -2329,7 +2377,9 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// thread. A tuple is emitted on the thread of the input value that produced
 /// it, outside any lock: with inputs sending concurrently from several
 /// threads, downstream may see tuples out of order (each one is consistent,
-/// and there is exactly one per input value after priming).
+/// and there is exactly one per input value after priming). The element
+/// types are `Sendable`: a value kept from one input is delivered by the
+/// thread of another.
 ///
 /// **Termination:** completes once every input has completed (a completed
 /// input keeps contributing its last value; if one completed without a value,
@@ -2341,7 +2391,7 @@ public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
 @inlinable
-public func combineLatest<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, T26: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,

@@ -18,8 +18,9 @@
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -29,7 +30,7 @@
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, E>(
+public func zip<T1: Sendable, T2: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>
 ) -> Signal<(T1, T2), E> {
@@ -59,8 +60,9 @@ public func zip<T1, T2, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -70,7 +72,7 @@ public func zip<T1, T2, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>
@@ -104,8 +106,9 @@ public func zip<T1, T2, T3, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -115,7 +118,7 @@ public func zip<T1, T2, T3, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -153,8 +156,9 @@ public func zip<T1, T2, T3, T4, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -164,7 +168,7 @@ public func zip<T1, T2, T3, T4, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -206,8 +210,9 @@ public func zip<T1, T2, T3, T4, T5, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -217,7 +222,7 @@ public func zip<T1, T2, T3, T4, T5, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -263,8 +268,9 @@ public func zip<T1, T2, T3, T4, T5, T6, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -274,7 +280,7 @@ public func zip<T1, T2, T3, T4, T5, T6, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -324,8 +330,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -335,7 +342,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -389,8 +396,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -400,7 +408,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -458,8 +466,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -469,7 +478,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -531,8 +540,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -542,7 +552,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -608,8 +618,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -619,7 +630,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -689,8 +700,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -700,7 +712,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -774,8 +786,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -785,7 +798,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -863,8 +876,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, E>(
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -874,7 +888,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, E>(
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -956,8 +970,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -967,7 +982,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1053,8 +1068,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1064,7 +1080,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1154,8 +1170,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1165,7 +1182,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1259,8 +1276,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1270,7 +1288,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1368,8 +1386,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1379,7 +1398,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1481,8 +1500,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1492,7 +1512,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1598,8 +1618,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1609,7 +1630,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1719,8 +1740,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1730,7 +1752,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1844,8 +1866,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1855,7 +1878,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -1973,8 +1996,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -1984,7 +2008,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,
@@ -2106,8 +2130,9 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///   limit) for their partners.
 ///
 /// **Threading:** inputs are subscribed in argument order on the subscribing
-/// thread. A tuple is delivered by the thread of the input value that
-/// completed it, one at a time and in the order tuples were formed (one
+/// thread. The element types are `Sendable`: a value kept from one input is
+/// delivered by the thread of another. A tuple is delivered by the thread of
+/// the input value that completed it, one at a time and in the order tuples were formed (one
 /// formed while the downstream is busy is delivered right after, by the
 /// thread that is delivering).
 ///
@@ -2117,7 +2142,7 @@ public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// argument order.
-public func zip<T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19, T20, T21, T22, T23, T24, T25, T26, E>(
+public func zip<T1: Sendable, T2: Sendable, T3: Sendable, T4: Sendable, T5: Sendable, T6: Sendable, T7: Sendable, T8: Sendable, T9: Sendable, T10: Sendable, T11: Sendable, T12: Sendable, T13: Sendable, T14: Sendable, T15: Sendable, T16: Sendable, T17: Sendable, T18: Sendable, T19: Sendable, T20: Sendable, T21: Sendable, T22: Sendable, T23: Sendable, T24: Sendable, T25: Sendable, T26: Sendable, E>(
     _ s1: Signal<T1, E>,
     _ s2: Signal<T2, E>,
     _ s3: Signal<T3, E>,

@@ -56,7 +56,7 @@
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions
 /// in argument order.
 @inlinable
-public func combineLatest<T1, T2, E>(
+public func combineLatest<T1: Sendable, T2: Sendable, E: Sendable>(
     queue: Queue? = nil,
     _ s1: Signal<T1, E>,
     _ v1: T1,
@@ -108,7 +108,7 @@ public func combineLatest<T1, T2, E>(
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions
 /// in array order.
 @inlinable
-public func combineLatest<T, E>(queue: Queue? = nil, _ signals: [Signal<T, E>]) -> Signal<[T], E> {
+public func combineLatest<T: Sendable, E: Sendable>(queue: Queue? = nil, _ signals: [Signal<T, E>]) -> Signal<[T], E> {
     if signals.isEmpty {
         return .single([])
     }
@@ -174,7 +174,7 @@ final class _CombineLatestSlot<T>: _CombineLatestSlotBase, @unchecked Sendable {
 /// dynamic check (`swift_beginAccess`, a thread-local access set) cost more
 /// than the mutex itself on this path.
 @usableFromInline
-final class _CombineLatestState<R, E>: @unchecked Sendable {
+final class _CombineLatestState<R, E: Sendable>: @unchecked Sendable {
     @usableFromInline let downstream: Subscriber<R, E>
     @usableFromInline let slots: [_CombineLatestSlotBase]
     /// Builds the output from the slots; called under the mutex, once every
@@ -191,7 +191,7 @@ final class _CombineLatestState<R, E>: @unchecked Sendable {
 
     /// - Parameter primed: whether every slot starts with a value.
     @inlinable
-    init(downstream: Subscriber<R, E>, slots: [_CombineLatestSlotBase], primed: Bool, combine: @escaping () -> R) {
+    init(downstream: Subscriber<R, E>, slots: [_CombineLatestSlotBase], primed: Bool, combine: @escaping @Sendable () -> R) {
         self.downstream = downstream
         self.slots = slots
         self.valueCount = primed ? slots.count : 0
@@ -215,7 +215,7 @@ final class _CombineLatestState<R, E>: @unchecked Sendable {
     /// Never inlined: the overloads call it once per input, and inlining it
     /// (with `_start`) at every call site would multiply their code size.
     @inlinable @inline(never)
-    func subscribe<T>(_ signal: Signal<T, E>, into slot: _CombineLatestSlot<T>, queue: Queue?) -> _SubscriptionBase {
+    func subscribe<T: Sendable>(_ signal: Signal<T, E>, into slot: _CombineLatestSlot<T>, queue: Queue?) -> _SubscriptionBase {
         let source = queue.map { signal |> deliverOn($0) } ?? signal
         // A non-capturing closure: no context allocation, and specialised
         // here for T, R and E.
@@ -284,16 +284,16 @@ final class _CombineLatestState<R, E>: @unchecked Sendable {
 /// `forward`, a function specialised where the sink was created (see the
 /// MARK above).
 @usableFromInline
-final class _CombineLatestSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
+final class _CombineLatestSink<T, R, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     @usableFromInline let state: _CombineLatestState<R, E>
     @usableFromInline let slot: _CombineLatestSlot<T>
-    @usableFromInline let forward: (_CombineLatestState<R, E>, _CombineLatestSlot<T>, T) -> Void
+    @usableFromInline let forward: @Sendable (_CombineLatestState<R, E>, _CombineLatestSlot<T>, T) -> Void
 
     @inlinable
     init(
         state: _CombineLatestState<R, E>,
         slot: _CombineLatestSlot<T>,
-        forward: @escaping (_CombineLatestState<R, E>, _CombineLatestSlot<T>, T) -> Void
+        forward: @escaping @Sendable (_CombineLatestState<R, E>, _CombineLatestSlot<T>, T) -> Void
     ) {
         self.state = state
         self.slot = slot

@@ -26,7 +26,7 @@
 ///   either is forwarded.
 /// - Disposal: termination or disposal disposes this signal's subscription,
 ///   then the sampler's. The latest value is released then.
-public func sample<T, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>) -> Signal<T, E> {
+public func sample<T: Sendable, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             let state = _SampleState<T, E>(downstream: subscriber)

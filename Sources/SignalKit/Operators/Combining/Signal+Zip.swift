@@ -35,7 +35,7 @@
 ///
 /// **Disposal:** termination or disposal disposes the inputs' subscriptions in
 /// array order.
-public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
+public func zip<T: Sendable, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
     guard !signals.isEmpty else {
         return Signal<[T], E>.complete()._combined("zip", inputs: [])
     }
@@ -64,7 +64,7 @@ public func zip<T, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
 /// **Termination:** as `zip(_:_:)`.
 ///
 /// **Disposal:** as `zip(_:_:)`.
-public func zipWith<T, U, E>(_ other: Signal<U, E>) -> (Signal<T, E>) -> Signal<(T, U), E> {
+public func zipWith<T: Sendable, U: Sendable, E>(_ other: Signal<U, E>) -> (Signal<T, E>) -> Signal<(T, U), E> {
     { signal in
         zip(signal, other)._derived("zipWith", from: signal, arguments: other.description)
     }
@@ -111,7 +111,7 @@ final class _ZipState<R, E>: @unchecked Sendable {
     private var filled = 0
     private var terminated = false
 
-    init(downstream: Subscriber<R, E>, slots: [_ZipSlotBase], combine: @escaping () -> R) {
+    init(downstream: Subscriber<R, E>, slots: [_ZipSlotBase], combine: @escaping @Sendable () -> R) {
         self.delivery = _SerialDelivery(downstream: downstream)
         self.slots = slots
         self.combine = combine

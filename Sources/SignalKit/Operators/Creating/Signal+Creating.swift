@@ -31,8 +31,8 @@ extension Signal {
     /// - Threading: on the subscribing thread, or on `queue`.
     /// - Termination: completes after the last element; never fails.
     /// - Disposal: with a queue, stops before the next element.
-    public static func sequence<S: Sequence>(_ elements: S, queue: Queue? = nil) -> Signal<T, E>
-    where S.Element == T {
+    public static func sequence<S: Sequence & Sendable>(_ elements: S, queue: Queue? = nil) -> Signal<T, E>
+    where S.Element == T, S.Iterator: SendableMetatype {
         guard let queue else {
             return Signal { subscriber in
                 for element in elements {
@@ -55,7 +55,7 @@ extension Signal {
 ///
 /// `@unchecked Sendable`: `iterator` and `subscriber` are used only by the
 /// blocks on `queue` (serial, one after another); `disposed` is atomic.
-final class _SequenceRun<I: IteratorProtocol, E>: Disposable, @unchecked Sendable {
+final class _SequenceRun<I: IteratorProtocol & SendableMetatype, E>: Disposable, @unchecked Sendable {
     private var iterator: I
     private var subscriber: Subscriber<I.Element, E>?
     private let queue: Queue
@@ -103,7 +103,7 @@ final class _SequenceRun<I: IteratorProtocol, E>: Disposable, @unchecked Sendabl
 /// - Disposal: disposes the generated signal's subscription. As a segment
 ///   of `then`, a deferred signal is expanded in place, so recursive
 ///   `deferred { … |> then(deferred { … }) }` loops run in constant stack.
-public func deferred<T, E>(_ generator: @escaping () -> Signal<T, E>) -> Signal<T, E> {
+public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
     Signal(composition: _DeferredComposition(factory: generator)) { subscriber in
         generator()._start(_ForwardSink(downstream: subscriber))
     }._combined("deferred", inputs: [])

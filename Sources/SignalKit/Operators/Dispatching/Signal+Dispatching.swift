@@ -26,7 +26,7 @@ import Dispatch
 /// delivered yet.
 ///
 /// **Disposal:** disposes upstream; events not yet delivered are dropped.
-public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
@@ -52,7 +52,7 @@ public func deliverOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
 /// **Termination:** as `deliverOn(_: Queue)`: upstream is disposed at once.
 ///
 /// **Disposal:** disposes upstream; events not yet delivered are dropped.
-public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+public func deliverOnMainQueue<T: Sendable, E: Sendable>(_ signal: Signal<T, E>) -> Signal<T, E> {
     signal |> deliverOn(Queue.mainQueue())
 }
 
@@ -77,7 +77,7 @@ public func deliverOnMainQueue<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// on the producing thread.
 ///
 /// **Disposal:** disposes upstream; queued events are dropped.
-public func deliverOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
+public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
@@ -177,7 +177,7 @@ final class _PendingSubscription: Disposable, Sendable {
     }
 }
 
-final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _DeliverOnQueueSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: Queue
@@ -195,8 +195,8 @@ final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
             // A block literal: Dispatch copies it once (the closure and the
             // captures in one allocation), where `queue.async(closure)`
             // allocates the closure, a block wrapper and the copy.
-            let event = _UncheckedSendable((downstream, value))
-            dispatchQueue.async { event.value.0.putNext(event.value.1) }
+            let event = (downstream, value)
+            dispatchQueue.async { event.0.putNext(event.1) }
         } else {
             queue.justDispatch { downstream.putNext(value) }
         }
@@ -213,7 +213,7 @@ final class _DeliverOnQueueSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     }
 }
 
-final class _DeliverOnPoolSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _DeliverOnPoolSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: ThreadPoolQueue

@@ -27,7 +27,7 @@
 ///   disposing disposes both in that order. The alternative is subscribed
 ///   before the failed source is disposed (`catch e, b.subscribe#1,
 ///   a.dispose#1`).
-public func `catch`<T, E, R>(_ f: @escaping (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
+public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (Signal<T, E>) -> Signal<T, R> {
     { signal in
         Signal { subscriber in
             let disposables = DisposableSet()
@@ -43,7 +43,7 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     let handler: (E) -> Signal<T, R>
     let disposables: DisposableSet
 
-    init(downstream: Subscriber<T, R>, handler: @escaping (E) -> Signal<T, R>, disposables: DisposableSet) {
+    init(downstream: Subscriber<T, R>, handler: @escaping @Sendable (E) -> Signal<T, R>, disposables: DisposableSet) {
         self.downstream = downstream
         self.handler = handler
         self.disposables = disposables

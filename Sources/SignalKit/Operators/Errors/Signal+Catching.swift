@@ -21,7 +21,7 @@ extension Signal where E: Error {
     ///   delivered before `start` returns.
     /// - Termination: one value then completion, or the error.
     /// - Disposal: nothing to cancel.
-    public convenience init(catching body: @escaping () throws(E) -> T) {
+    public convenience init(catching body: @escaping @Sendable () throws(E) -> T) {
         self.init { subscriber in
             do throws(E) {
                 let value = try body()

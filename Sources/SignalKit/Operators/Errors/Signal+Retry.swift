@@ -78,7 +78,7 @@ public func retry<T, E>(
 /// - Disposal: disposes the current subscription or cancels the pending
 ///   wait; nothing is subscribed afterwards.
 public func retry<T, E>(
-    retryOnError: @escaping (E) -> Bool,
+    retryOnError: @escaping @Sendable (E) -> Bool,
     delayIncrement: Double,
     maxDelay: Double,
     maxRetries: Int?,
@@ -118,7 +118,7 @@ final class _RetryPolicy<E, R>: @unchecked Sendable {
         delayIncrement: Double,
         maxDelay: Double,
         maxRetries: Int?,
-        retryOnError: @escaping (E) -> Bool,
+        retryOnError: @escaping @Sendable (E) -> Bool,
         forwardError: ((E) -> R)?
     ) {
         self.queue = queue

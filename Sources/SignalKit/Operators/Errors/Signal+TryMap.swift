@@ -29,7 +29,7 @@ import Synchronization
 ///   disposed, and `transform` is not called again); upstream errors and
 ///   completion are forwarded.
 /// - Disposal: returns the upstream handle.
-public func tryMap<T, R, E: Error>(_ transform: @escaping (T) throws(E) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+public func tryMap<T, R, E: Error>(_ transform: @escaping @Sendable (T) throws(E) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
             signal._start(_TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
@@ -59,8 +59,8 @@ public func tryMap<T, R, E: Error>(_ transform: @escaping (T) throws(E) -> R) ->
 ///   completion are forwarded.
 /// - Disposal: returns the upstream handle.
 public func tryMap<T, R, E>(
-    _ transform: @escaping (T) throws -> R,
-    mapError: @escaping (any Error) -> E
+    _ transform: @escaping @Sendable (T) throws -> R,
+    mapError: @escaping @Sendable (any Error) -> E
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
@@ -75,7 +75,7 @@ final class _TryMapSink<T, R, Thrown: Error, E>: _PassThroughTerminalSink<T, R, 
     let mapError: (Thrown) -> E
     let failed = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<R, E>, transform: @escaping (T) throws(Thrown) -> R, mapError: @escaping (Thrown) -> E) {
+    init(downstream: Subscriber<R, E>, transform: @escaping @Sendable (T) throws(Thrown) -> R, mapError: @escaping @Sendable (Thrown) -> E) {
         self.transform = transform
         self.mapError = mapError
         super.init(downstream: downstream)

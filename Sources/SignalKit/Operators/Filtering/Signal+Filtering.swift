@@ -21,7 +21,7 @@ import Synchronization
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 @inlinable
-public func filter<T, E>(_ f: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         _fusing(signal) { next, terminal in
             { value in
@@ -53,7 +53,7 @@ public func filter<T, E>(_ f: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal
 ///   source must).
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func distinctUntilChanged<T: Equatable, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
+public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
     }._derived("distinctUntilChanged", from: signal)
@@ -78,7 +78,7 @@ public func distinctUntilChanged<T: Equatable, E>(_ signal: Signal<T, E>) -> Sig
 /// - Threading: no thread hop; the source must deliver serially.
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func distinctUntilChanged<T, E>(isEqual: @escaping (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func distinctUntilChanged<T, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
@@ -92,7 +92,7 @@ final class _DistinctUntilChangedSink<T, E>: _PassThroughTerminalSink<T, T, E>, 
     let isEqual: (T, T) -> Bool
     let state = _DistinctUntilChangedState<T>()
 
-    init(downstream: Subscriber<T, E>, isEqual: @escaping (T, T) -> Bool) {
+    init(downstream: Subscriber<T, E>, isEqual: @escaping @Sendable (T, T) -> Bool) {
         self.isEqual = isEqual
         super.init(downstream: downstream)
     }
@@ -209,7 +209,7 @@ final class _SkipSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Senda
 /// - Threading: no thread hop.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func skipWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_SkipWhileSink(downstream: subscriber, skips: predicate))
@@ -231,7 +231,7 @@ public func skipWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
 /// - Threading: no thread hop.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func skipUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func skipUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
@@ -244,7 +244,7 @@ final class _SkipWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked 
     let skips: (T) -> Bool
     let passing = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<T, E>, skips: @escaping (T) -> Bool) {
+    init(downstream: Subscriber<T, E>, skips: @escaping @Sendable (T) -> Bool) {
         self.skips = skips
         super.init(downstream: downstream)
     }
@@ -270,7 +270,7 @@ final class _SkipWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked 
 /// - Threading: no thread hop.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func ignore<T: Equatable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
+public func ignore<T: Equatable & Sendable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         (signal |> filter { $0 != value })._derived("ignore", from: signal, arguments: _debugArgument(value))
     }

@@ -169,7 +169,7 @@ public func flatten<T, E>(maxConcurrent: Int) -> (Signal<Signal<T, E>, E>) -> Si
 /// - Threading: as `flatten(_:)`.
 /// - Termination: as `flatten(_:)`.
 /// - Disposal: as `flatten(_:)`.
-public func flattenMap<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+public func flattenMap<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _flatten(signal, limit: 0, transform: f)._derived("flattenMap", from: signal)
     }
@@ -193,7 +193,7 @@ public func flattenMap<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T
 /// - Disposal: as `flatten(maxConcurrent:)`.
 public func flattenMap<T, R, E>(
     maxConcurrent: Int,
-    _ f: @escaping (T) -> Signal<R, E>
+    _ f: @escaping @Sendable (T) -> Signal<R, E>
 ) -> (Signal<T, E>) -> Signal<R, E> {
     precondition(
         maxConcurrent >= 0,
@@ -205,7 +205,7 @@ public func flattenMap<T, R, E>(
     }
 }
 
-func _flatten<S, T, E>(_ outer: Signal<S, E>, limit: Int, transform: @escaping (S) -> Signal<T, E>) -> Signal<T, E> {
+func _flatten<S, T, E>(_ outer: Signal<S, E>, limit: Int, transform: @escaping @Sendable (S) -> Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         let state = _FlattenState<T, E>(downstream: subscriber, limit: limit)
         state.setOuter(outer._start(_FlattenOuterSink(state: state, transform: transform)))
@@ -381,7 +381,7 @@ final class _FlattenOuterSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
     let state: _FlattenState<T, E>
     let transform: (S) -> Signal<T, E>
 
-    init(state: _FlattenState<T, E>, transform: @escaping (S) -> Signal<T, E>) {
+    init(state: _FlattenState<T, E>, transform: @escaping @Sendable (S) -> Signal<T, E>) {
         self.state = state
         self.transform = transform
     }

@@ -33,7 +33,7 @@
 ///   called); otherwise `next()`'s signal's events are forwarded.
 /// - Disposal: as `then(_:)`; a loop `deferred { s |> ignoreValuesThen { … } }`
 ///   runs in constant stack.
-public func ignoreValuesThen<T, R, E>(_ next: @escaping () -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+public func ignoreValuesThen<T, R, E>(_ next: @escaping @Sendable () -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         let silent = Signal<R, E> { subscriber in
             signal._start(_DropValuesSink<T, R, E>(downstream: subscriber))

@@ -49,7 +49,7 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 /// - Termination: as `throttled`.
 /// - Disposal: as `throttled`.
 @inlinable
-public func mapToThrottled<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+public func mapToThrottled<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })._derived("mapToThrottled", from: signal)
     }

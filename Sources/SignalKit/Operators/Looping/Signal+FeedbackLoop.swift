@@ -49,8 +49,8 @@ extension SignalFeedbackLoopState: Sendable where T: Sendable {}
 ///   holds no reference cycle: everything is released once the
 ///   subscription ends.
 public func feedbackLoop<R1, R, E>(
-    once: @escaping (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
-    reduce: @escaping (R1, R1) -> R1
+    once: @escaping @Sendable (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
+    reduce: @escaping @Sendable (R1, R1) -> R1
 ) -> Signal<R, E> {
     Signal { subscriber in
         let control = _FeedbackLoopControl()
@@ -94,7 +94,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     private let flags = _LockedState(Flags())
 
     init(
-        once: @escaping (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
+        once: @escaping @Sendable (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
         downstream: Subscriber<R, E>,
         control: _FeedbackLoopControl
     ) {

@@ -120,7 +120,7 @@ public func restartIfError<T, E>(_ signal: Signal<T, E>) -> Signal<T, NoError> {
 ///   mapped error.
 /// - Disposal: as `restartIfError`.
 public func restartOrMapError<T, E, E2>(
-    condition: @escaping (E) -> RestartOrMapErrorCondition<E2>
+    condition: @escaping @Sendable (E) -> RestartOrMapErrorCondition<E2>
 ) -> (Signal<T, E>) -> Signal<T, E2> {
     { signal in
         Signal { subscriber in
@@ -142,7 +142,7 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
     let restartsOnCompletion: Bool
     let onError: (E) -> RestartOrMapErrorCondition<R>
 
-    init(signal: Signal<T, E>, restartsOnCompletion: Bool, onError: @escaping (E) -> RestartOrMapErrorCondition<R>) {
+    init(signal: Signal<T, E>, restartsOnCompletion: Bool, onError: @escaping @Sendable (E) -> RestartOrMapErrorCondition<R>) {
         self.signal = signal
         self.restartsOnCompletion = restartsOnCompletion
         self.onError = onError

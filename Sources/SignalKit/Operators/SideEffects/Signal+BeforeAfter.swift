@@ -26,7 +26,7 @@
 /// - Termination: error and completion are forwarded unchanged (`f` is not
 ///   called for them).
 /// - Disposal: returns the upstream handle.
-public func beforeNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_BeforeNextSink(downstream: subscriber, action: f))
@@ -53,7 +53,7 @@ public func beforeNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Si
 /// - Threading: `f` runs on the delivering thread, no thread hop.
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func afterNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
+public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_AfterNextSink(downstream: subscriber, action: f))
@@ -75,7 +75,7 @@ public func afterNext<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Sig
 /// - Threading: `f` runs inside `start`, on the caller's thread.
 /// - Termination: events are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func beforeStarted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             f()
@@ -98,7 +98,7 @@ public func beforeStarted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> 
 /// - Threading: `f` runs on the completing thread.
 /// - Termination: errors are forwarded without calling `f`.
 /// - Disposal: returns the upstream handle.
-public func beforeCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_BeforeCompletedSink(downstream: subscriber, action: f))
@@ -126,7 +126,7 @@ public func beforeCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -
 /// - Threading: `f` runs on the completing thread.
 /// - Termination: errors are forwarded without calling `f`.
 /// - Disposal: returns the upstream handle.
-public func afterCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_AfterCompletedSink(downstream: subscriber, action: f))
@@ -155,7 +155,7 @@ public func afterCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) ->
 /// - Termination: events are forwarded unchanged; termination disposes the
 ///   set, so `f` runs right after the upstream is disposed.
 /// - Disposal: disposes the upstream, then calls `f`.
-public func afterDisposed<T, E, R>(_ f: @escaping () -> R) -> (Signal<T, E>) -> Signal<T, E> {
+public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             let disposables = DisposableSet()
@@ -172,7 +172,7 @@ final class _BeforeNextSink<T, E, R>: _PassThroughTerminalSink<T, T, E>, @unchec
     // `@unchecked Sendable`: immutable; called serially by the source.
     let action: (T) -> R
 
-    init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
+    init(downstream: Subscriber<T, E>, action: @escaping @Sendable (T) -> R) {
         self.action = action
         super.init(downstream: downstream)
     }
@@ -187,7 +187,7 @@ final class _AfterNextSink<T, E, R>: _PassThroughTerminalSink<T, T, E>, @uncheck
     // `@unchecked Sendable`: immutable; called serially by the source.
     let action: (T) -> R
 
-    init(downstream: Subscriber<T, E>, action: @escaping (T) -> R) {
+    init(downstream: Subscriber<T, E>, action: @escaping @Sendable (T) -> R) {
         self.action = action
         super.init(downstream: downstream)
     }
@@ -202,7 +202,7 @@ final class _BeforeCompletedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unch
     // `@unchecked Sendable`: immutable; called serially by the source.
     let action: () -> Void
 
-    init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
+    init(downstream: Subscriber<T, E>, action: @escaping @Sendable () -> Void) {
         self.action = action
         super.init(downstream: downstream)
     }
@@ -218,7 +218,7 @@ final class _AfterCompletedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unche
     // `@unchecked Sendable`: immutable; called serially by the source.
     let action: () -> Void
 
-    init(downstream: Subscriber<T, E>, action: @escaping () -> Void) {
+    init(downstream: Subscriber<T, E>, action: @escaping @Sendable () -> Void) {
         self.action = action
         super.init(downstream: downstream)
     }

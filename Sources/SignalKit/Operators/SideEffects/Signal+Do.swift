@@ -23,7 +23,7 @@
 /// - Threading: `f` runs on the delivering thread.
 /// - Termination: forwarded unchanged (`f` is not called).
 /// - Disposal: returns the upstream handle.
-public func doNext<T, E>(_ f: @escaping (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
@@ -44,7 +44,7 @@ public func doNext<T, E>(_ f: @escaping (T) -> Void) -> (Signal<T, E>) -> Signal
 /// - Termination: forwarded unchanged; `f` is not called on completion or
 ///   disposal.
 /// - Disposal: returns the upstream handle.
-public func doError<T, E>(_ f: @escaping (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
@@ -66,7 +66,7 @@ public func doError<T, E>(_ f: @escaping (E) -> Void) -> (Signal<T, E>) -> Signa
 /// - Termination: forwarded unchanged; `f` is not called on error or
 ///   disposal.
 /// - Disposal: returns the upstream handle.
-public func doCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
@@ -87,7 +87,7 @@ public func doCompleted<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Si
 /// - Threading: `f` runs on the subscribing thread, inside `start`.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func initially<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             f()
@@ -114,7 +114,7 @@ public func initially<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Sign
 /// - Threading: `f` runs on the thread that delivers the terminal event.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle; disposal does not call `f`.
-public func finally<T, E>(_ f: @escaping () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+public func finally<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))

@@ -35,13 +35,13 @@
 ///   termination then disposes the subscription, which calls `disposed`.
 /// - Disposal: an `ActionDisposable` that disposes the upstream, then calls
 ///   `disposed(state)`.
-public func withState<T, E, S>(
+public func withState<T, E, S: Sendable>(
     _ signal: Signal<T, E>,
-    _ initialState: @escaping () -> S,
-    next: @escaping (T, S) -> Void = { _, _ in },
-    error: @escaping (E, S) -> Void = { _, _ in },
-    completed: @escaping (S) -> Void = { _ in },
-    disposed: @escaping (S) -> Void = { _ in }
+    _ initialState: @escaping @Sendable () -> S,
+    next: @escaping @Sendable (T, S) -> Void = { _, _ in },
+    error: @escaping @Sendable (E, S) -> Void = { _, _ in },
+    completed: @escaping @Sendable (S) -> Void = { _ in },
+    disposed: @escaping @Sendable (S) -> Void = { _ in }
 ) -> Signal<T, E> {
     Signal { subscriber in
         let state = initialState()
@@ -68,9 +68,9 @@ final class _WithStateSink<T, E, S>: _Sink<T, E>, @unchecked Sendable {
     init(
         downstream: Subscriber<T, E>,
         state: S,
-        next: @escaping (T, S) -> Void,
-        error: @escaping (E, S) -> Void,
-        completed: @escaping (S) -> Void
+        next: @escaping @Sendable (T, S) -> Void,
+        error: @escaping @Sendable (E, S) -> Void,
+        completed: @escaping @Sendable (S) -> Void
     ) {
         self.downstream = downstream
         self.state = state

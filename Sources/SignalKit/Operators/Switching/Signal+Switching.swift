@@ -49,7 +49,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 /// - Termination: as `switchToLatest`.
 /// - Disposal: as `switchToLatest`.
 @inlinable
-public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
+public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })._derived("mapToSignal", from: signal)
     }
@@ -71,7 +71,7 @@ public func mapToSignal<T, R, E>(_ f: @escaping (T) -> Signal<R, E>) -> (Signal<
 /// - Disposal: as `switchToLatest`.
 @inlinable
 public func mapToSignalPromotingError<T, R, E>(
-    _ f: @escaping (T) -> Signal<R, E>
+    _ f: @escaping @Sendable (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
     { signal in
         _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)._derived("mapToSignalPromotingError", from: signal)
@@ -100,7 +100,7 @@ public func mapToSignalPromotingError<T, R, E>(
 /// - Termination: as `switchToLatest`: completes when the key signal and the
 ///   current case have completed; any error fails.
 /// - Disposal: as `switchToLatest`.
-public func switchCases<K: Hashable, T, E>(
+public func switchCases<K: Hashable & Sendable, T, E>(
     _ key: Signal<K, E>,
     cases: [K: Signal<T, E>],
     default defaultSignal: Signal<T, E>

@@ -27,7 +27,7 @@ import Synchronization
 ///   completion then disposes the upstream) or after the default; an error
 ///   before the first value is forwarded.
 /// - Disposal: returns the upstream handle.
-public func firstOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
+public func firstOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
@@ -76,7 +76,7 @@ final class _FirstOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unche
 /// - Termination: completion sends the value then completes; an error is
 ///   forwarded without sending.
 /// - Disposal: returns the upstream handle.
-public func lastOrDefault<T, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
+public func lastOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))

@@ -78,7 +78,7 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 ///   synchronously inside its generator still has `until` called for those
 ///   values (as in SwiftSignalKit), but nothing more is delivered.
 /// - Disposal: returns the upstream handle.
-public func take<T, E>(until: @escaping (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
+public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_TakeUntilSink(downstream: subscriber, until: until))
@@ -116,7 +116,7 @@ final class _TakeUntilSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked 
     // `@unchecked Sendable`: immutable; called serially by the source.
     let until: (T) -> SignalTakeAction
 
-    init(downstream: Subscriber<T, E>, until: @escaping (T) -> SignalTakeAction) {
+    init(downstream: Subscriber<T, E>, until: @escaping @Sendable (T) -> SignalTakeAction) {
         self.until = until
         super.init(downstream: downstream)
     }

@@ -79,7 +79,7 @@ final class _TakeUntilTriggerSink<U, F, T, E>: _Sink<U, F>, @unchecked Sendable 
 ///   forwards the upstream's error or completion.
 /// - Disposal: returns the upstream handle (the downstream's completion
 ///   disposes it).
-public func takeUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
@@ -101,7 +101,7 @@ public func takeUntil<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>
 /// - Termination: completes when `predicate` returns `false`; otherwise
 ///   forwards the upstream's error or completion.
 /// - Disposal: returns the upstream handle.
-public func takeWhile<T, E>(_ predicate: @escaping (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
+public func takeWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             signal._start(_TakeWhileSink(downstream: subscriber, passes: predicate))
@@ -114,7 +114,7 @@ final class _TakeWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked 
     let passes: (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<T, E>, passes: @escaping (T) -> Bool) {
+    init(downstream: Subscriber<T, E>, passes: @escaping @Sendable (T) -> Bool) {
         self.passes = passes
         super.init(downstream: downstream)
     }

@@ -34,7 +34,7 @@ import Synchronization
 /// - Termination: completion sends the current batch (if not empty), then
 ///   completes; an error is forwarded at once and the batch is dropped.
 /// - Disposal: disposes the upstream and cancels the batch's timer.
-public func bufferWithTime<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<[T], E> {
+public func bufferWithTime<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<[T], E> {
     precondition(interval >= 0, "bufferWithTime(_:queue:): the interval must not be negative, got \(interval)")
     return { signal in
         Signal { subscriber in

@@ -150,7 +150,7 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
 
     /// Starts a repeating timer calling `tick` on `queue` until it is
     /// replaced (by `arm(after:)`) or the subscription is disposed.
-    func armRepeating(every interval: Double, tick: @escaping () -> Void) {
+    func armRepeating(every interval: Double, tick: @escaping @Sendable () -> Void) {
         install(Timer(timeout: interval, repeat: true, completion: tick, queue: queue))
     }
 

@@ -35,7 +35,7 @@ import Synchronization
 /// - Termination: the completion arrives `interval` seconds after the
 ///   upstream's; an error arrives at once and cancels every pending event.
 /// - Disposal: disposes the upstream and cancels every pending event.
-public func delayEvents<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
@@ -52,7 +52,7 @@ public func delayEvents<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>
 ///
 /// `@unchecked Sendable`: `scheduled`, `nextNumber` and `stopped` are guarded
 /// by `_LockedState`; the rest is immutable.
-final class _DelayEventsState<T, E>: @unchecked Sendable {
+final class _DelayEventsState<T: Sendable, E: Sendable>: @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
     let interval: Double
     let queue: Queue
@@ -116,7 +116,7 @@ final class _DelayEventsState<T, E>: @unchecked Sendable {
     }
 }
 
-final class _DelayEventsSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+final class _DelayEventsSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: immutable.
     let state: _DelayEventsState<T, E>
 

@@ -38,7 +38,7 @@ import Synchronization
 ///   time is up (the signal is then disposed).
 /// - Disposal: termination or disposal cancels the timer, then disposes the
 ///   signal.
-public func failAfterTimeout<T, E>(_ timeout: Double, queue: Queue, error: E) -> (Signal<T, E>) -> Signal<T, E> {
+public func failAfterTimeout<T, E: Sendable>(_ timeout: Double, queue: Queue, error: E) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             let delivery = _SerialDelivery(downstream: subscriber)

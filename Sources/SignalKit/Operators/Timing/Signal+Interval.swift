@@ -39,7 +39,7 @@ public func interval(_ interval: Double, queue: Queue, leeway: Double = 0) -> Si
     precondition(interval > 0, "interval(_:queue:leeway:): the interval must be positive, got \(interval)")
     return Signal { subscriber in
         let ticks = Synchronization.Atomic<Int>(0)
-        let tick: () -> Void = {
+        let tick: @Sendable () -> Void = {
             subscriber.putNext(ticks.wrappingAdd(1, ordering: .relaxed).oldValue)
         }
         if leeway > 0, queue.scheduler == nil {
@@ -60,15 +60,14 @@ public func interval(_ interval: Double, queue: Queue, leeway: Double = 0) -> Si
 final class _DispatchRepeatingTimer: Disposable, @unchecked Sendable {
     private let source: any DispatchSourceTimer
 
-    init(interval: Double, leeway: Double, queue: DispatchQueue, tick: @escaping () -> Void) {
+    init(interval: Double, leeway: Double, queue: DispatchQueue, tick: @escaping @Sendable () -> Void) {
         source = DispatchSource.makeTimerSource(queue: queue)
         source.schedule(
             deadline: .now() + interval,
             repeating: interval,
             leeway: .nanoseconds(Int(leeway * 1_000_000_000))
         )
-        let handler = _UncheckedSendable(tick)
-        source.setEventHandler { handler.value() }
+        source.setEventHandler(handler: tick)
         source.resume()
     }
 

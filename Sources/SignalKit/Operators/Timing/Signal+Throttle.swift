@@ -39,7 +39,7 @@ import Synchronization
 ///   completes; an error is forwarded at once and the pending value is
 ///   dropped.
 /// - Disposal: disposes the upstream and cancels the pending timer.
-public func throttle<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+public func throttle<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         _throttle(signal, interval: interval, queue: queue, predicate: { _ in true })
             ._derived("throttle", from: signal, arguments: "\(interval)")
@@ -63,10 +63,10 @@ public func throttle<T, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -
 ///   thread that delivers it.
 /// - Termination: as `throttle(_:queue:)`.
 /// - Disposal: as `throttle(_:queue:)`.
-public func throttle<T, E>(
+public func throttle<T: Sendable, E>(
     _ interval: Double,
     queue: Queue,
-    valuesPassingTest: @escaping (T) -> Bool
+    valuesPassingTest: @escaping @Sendable (T) -> Bool
 ) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         _throttle(signal, interval: interval, queue: queue, predicate: valuesPassingTest)
@@ -78,7 +78,7 @@ private func _throttle<T, E>(
     _ signal: Signal<T, E>,
     interval: Double,
     queue: Queue,
-    predicate: @escaping (T) -> Bool
+    predicate: @escaping @Sendable (T) -> Bool
 ) -> Signal<T, E> {
     Signal { subscriber in
         let state = _ThrottleState<T, E>(downstream: subscriber, interval: interval, queue: queue)
@@ -209,7 +209,7 @@ final class _ThrottleSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let state: _ThrottleState<T, E>
     let predicate: (T) -> Bool
 
-    init(state: _ThrottleState<T, E>, predicate: @escaping (T) -> Bool) {
+    init(state: _ThrottleState<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
         self.state = state
         self.predicate = predicate
     }

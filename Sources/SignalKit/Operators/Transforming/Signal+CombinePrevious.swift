@@ -19,9 +19,9 @@
 /// - Threading: no thread hop; the source must deliver serially.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func combinePrevious<T, R, E>(
+public func combinePrevious<T: Sendable, R, E>(
     _ start: T,
-    _ reduce: @escaping (T, T) -> R
+    _ reduce: @escaping @Sendable (T, T) -> R
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
@@ -35,7 +35,7 @@ final class _CombinePreviousSink<T, R, E>: _PassThroughTerminalSink<T, R, E>, @u
     let reduce: (T, T) -> R
     let previous: _GuardedValue<T>
 
-    init(downstream: Subscriber<R, E>, start: T, reduce: @escaping (T, T) -> R) {
+    init(downstream: Subscriber<R, E>, start: T, reduce: @escaping @Sendable (T, T) -> R) {
         self.reduce = reduce
         self.previous = _GuardedValue(start)
         super.init(downstream: downstream)

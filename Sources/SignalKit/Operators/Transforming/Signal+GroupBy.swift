@@ -8,7 +8,7 @@
 /// `RACGroupedSignal`).
 ///
 /// `@unchecked Sendable`: immutable; the signal is a `Subject`'s.
-public final class GroupedSignal<K, T, E>: @unchecked Sendable {
+public final class GroupedSignal<K: Sendable, T, E>: Sendable {
     /// The key shared by the group's values.
     public let key: K
     /// The group's values: hot (a `Subject`'s signal). Subscribe in the
@@ -45,9 +45,9 @@ public final class GroupedSignal<K, T, E>: @unchecked Sendable {
 ///   first, then to the result.
 /// - Disposal: returns the upstream handle. Disposing leaves the groups open
 ///   (they are hot signals that simply receive nothing more).
-public func groupBy<T, K: Hashable, V, E>(
-    _ key: @escaping (T) -> K,
-    transform: @escaping (T) -> V
+public func groupBy<T, K: Hashable & Sendable, V, E>(
+    _ key: @escaping @Sendable (T) -> K,
+    transform: @escaping @Sendable (T) -> V
 ) -> (Signal<T, E>) -> Signal<GroupedSignal<K, V, E>, E> {
     { signal in
         Signal { subscriber in
@@ -67,20 +67,20 @@ public func groupBy<T, K: Hashable, V, E>(
 /// - Threading: as `groupBy(_:transform:)`.
 /// - Termination: as `groupBy(_:transform:)`.
 /// - Disposal: as `groupBy(_:transform:)`.
-public func groupBy<T, K: Hashable, E>(
-    _ key: @escaping (T) -> K
+public func groupBy<T, K: Hashable & Sendable, E>(
+    _ key: @escaping @Sendable (T) -> K
 ) -> (Signal<T, E>) -> Signal<GroupedSignal<K, T, E>, E> {
     groupBy(key, transform: { $0 })
 }
 
-final class _GroupBySink<T, K: Hashable, V, E>: _Sink<T, E>, @unchecked Sendable {
+final class _GroupBySink<T, K: Hashable & Sendable, V, E>: _Sink<T, E>, @unchecked Sendable {
     // `@unchecked Sendable`: the group table is guarded by `_GuardedValue`.
     let downstream: Subscriber<GroupedSignal<K, V, E>, E>
     let key: (T) -> K
     let transform: (T) -> V
     let groups = _GuardedValue<(table: [K: Subject<V, E>], order: [Subject<V, E>])>(([:], []))
 
-    init(downstream: Subscriber<GroupedSignal<K, V, E>, E>, key: @escaping (T) -> K, transform: @escaping (T) -> V) {
+    init(downstream: Subscriber<GroupedSignal<K, V, E>, E>, key: @escaping @Sendable (T) -> K, transform: @escaping @Sendable (T) -> V) {
         self.downstream = downstream
         self.key = key
         self.transform = transform

@@ -26,7 +26,7 @@
 /// - Disposal: disposing the subscription disposes the upstream subscription
 ///   (the generator returns the upstream handle).
 @inlinable
-public func map<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
+public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         _fusing(signal) { next, terminal in
             { value in
@@ -51,7 +51,7 @@ public func map<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T, E>) -> Signal<R,
 /// - Threading: no thread hop.
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func flatMap<T, E, R>(_ f: @escaping (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
+public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     { signal in
         Signal { subscriber in
             signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
@@ -63,7 +63,7 @@ final class _OptionalMapSink<T, E, R>: _PassThroughTerminalSink<T?, R?, E>, @unc
     // `@unchecked Sendable`: immutable; called serially by the source.
     let transform: (T) -> R
 
-    init(downstream: Subscriber<R?, E>, transform: @escaping (T) -> R) {
+    init(downstream: Subscriber<R?, E>, transform: @escaping @Sendable (T) -> R) {
         self.transform = transform
         super.init(downstream: downstream)
     }

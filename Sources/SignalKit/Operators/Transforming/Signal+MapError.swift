@@ -17,7 +17,7 @@
 /// - Threading: no thread hop.
 /// - Termination: the mapped error terminates; completion is forwarded.
 /// - Disposal: returns the upstream handle.
-public func mapError<T, E, R>(_ f: @escaping (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
+public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     { signal in
         Signal { subscriber in
             signal._start(_MapErrorSink(downstream: subscriber, transform: f))
@@ -52,7 +52,7 @@ final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (E) -> R
 
-    init(downstream: Subscriber<T, R>, transform: @escaping (E) -> R) {
+    init(downstream: Subscriber<T, R>, transform: @escaping @Sendable (E) -> R) {
         self.downstream = downstream
         self.transform = transform
     }

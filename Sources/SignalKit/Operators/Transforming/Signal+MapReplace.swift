@@ -16,7 +16,7 @@
 /// - Threading: no thread hop.
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
-public func mapReplace<T, R, E>(_ value: R) -> (Signal<T, E>) -> Signal<R, E> {
+public func mapReplace<T, R: Sendable, E>(_ value: R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         (signal |> map { _ in value })._derived("mapReplace", from: signal, arguments: _debugArgument(value))
     }

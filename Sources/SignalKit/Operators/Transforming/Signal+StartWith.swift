@@ -20,7 +20,7 @@
 ///   downstream terminated on `value`, e.g. after `take(1)`; it is then
 ///   disposed as soon as its subscription returns.)
 /// - Disposal: returns the signal's handle.
-public func startWith<T, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
+public func startWith<T: Sendable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             subscriber.putNext(value)

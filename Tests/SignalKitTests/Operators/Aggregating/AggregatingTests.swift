@@ -116,7 +116,7 @@ import Testing
 
     @Test func reduceLeftWithEmitEmitsTheSeedOnEmptyCompletionAndForwardsErrors() {
         let log = EventLog()
-        let sum: (Int, Int, (Int) -> Void) -> Int = { accumulator, value, emit in
+        let sum: @Sendable (Int, Int, (Int) -> Void) -> Int = { accumulator, value, emit in
             emit(value)
             return accumulator + value
         }
@@ -310,7 +310,7 @@ final class StepSignals: @unchecked Sendable {
 
     /// Steps that emit `(f(acc, value), .Some(f(acc, value)))` and complete
     /// inside their generator.
-    func synchronous(_ f: @escaping (Int, Int) -> Int) -> (Int, Int) -> Signal<(Int, Passthrough<Int>), String> {
+    func synchronous(_ f: @escaping @Sendable (Int, Int) -> Int) -> @Sendable (Int, Int) -> Signal<(Int, Passthrough<Int>), String> {
         let log = self.log
         return { accumulator, value in
             Signal { subscriber in
@@ -327,10 +327,10 @@ final class StepSignals: @unchecked Sendable {
     /// Steps that wait for `finish` / `fail`.
     /// (Captures `self` weakly: `self` holds the step subscribers, which
     /// lead back to the fold and its generator.)
-    var asynchronous: (Int, Int) -> Signal<(Int, Passthrough<Int>), String> {
+    var asynchronous: @Sendable (Int, Int) -> Signal<(Int, Passthrough<Int>), String> {
         let log = self.log
         return { [weak self] accumulator, value in
-            Signal { subscriber in
+            Signal { [weak self] subscriber in
                 let name = "g(\(accumulator),\(value))"
                 log.append("\(name).subscribe")
                 self?.subscribers.append(subscriber)

@@ -50,13 +50,13 @@ import Testing
     @Test func allStopsAtTheFirstFailingValue() {
         let log = EventLog()
         let source = TestSource<Int, String>("s", log: log)
-        var calls: [Int] = []
-        _ = log.start(source.signal |> all(where: { calls.append($0); return $0 < 2 }))
+        let calls = Shared<[Int]>([])
+        _ = log.start(source.signal |> all(where: { value in calls.withLock { $0.append(value) }; return value < 2 }))
         source.putNext(1)
         source.putNext(5)
         source.putNext(0)
         #expect(log.events == ["s.subscribe#1", "next false", "completed", "s.dispose#1"])
-        #expect(calls == [1, 5])
+        #expect(calls.value == [1, 5])
     }
 
     @Test func notAndOr() {

@@ -66,12 +66,12 @@ import Testing
         #expect(log.take() == ["next (1, \"a\", true)", "completed"])
         let s = Signal<Int, NoError>.sequence([1, 2])
         let zipped = zip(s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s)
-        var count = 0
+        let count = Shared(0)
         _ = zipped.start(next: { tuple in
             #expect(tuple.0 == tuple.25)
-            count += 1
+            count.withLock { $0 += 1 }
         })
-        #expect(count == 2)
+        #expect(count.value == 2)
     }
 
     @Test func arrayZip() {

@@ -39,11 +39,11 @@ import Testing
     @Test func catchingSendsTheValueOrTheThrownError() {
         struct Failure: Error, Equatable { let code: Int }
         let log = EventLog()
-        var calls = 0
+        let calls = Shared(0)
         let attempt = Signal<Int, Failure>(catching: { () throws(Failure) -> Int in
-            calls += 1
-            if calls == 2 { throw Failure(code: 7) }
-            return calls
+            let call = calls.withLock { $0 += 1; return $0 }
+            if call == 2 { throw Failure(code: 7) }
+            return call
         })
         _ = log.start(attempt)
         _ = log.start(attempt)

@@ -36,13 +36,13 @@ import Testing
 
     @Test func retryZeroAndRetryRetryWithoutLimit() {
         for operatorUnderTest in [retry(0), retry()] as [(Signal<Int, String>) -> Signal<Int, String>] {
-            var attempts = 0
+            let attempts = Shared(0)
             let source = Signal<Int, String> { subscriber in
-                attempts += 1
-                if attempts < 1000 {
+                let attempt = attempts.withLock { $0 += 1; return $0 }
+                if attempt < 1000 {
                     subscriber.putError("e")
                 } else {
-                    subscriber.putNext(attempts)
+                    subscriber.putNext(attempt)
                     subscriber.putCompletion()
                 }
                 return EmptyDisposable
@@ -54,10 +54,10 @@ import Testing
     }
 
     @Test func eachSubscriptionHasItsOwnCount() {
-        var attempts = 0
+        let attempts = Shared(0)
         let source = Signal<Int, String> { subscriber in
-            attempts += 1
-            subscriber.putError("e\(attempts)")
+            let attempt = attempts.withLock { $0 += 1; return $0 }
+            subscriber.putError("e\(attempt)")
             return EmptyDisposable
         }
         let retried = source |> retry(1)
@@ -68,15 +68,15 @@ import Testing
     }
 
     @Test func aMillionSynchronousRetriesRunInConstantStack() {
-        var attempts = 0
+        let attempts = Shared(0)
         let source = Signal<Int, String> { subscriber in
-            attempts += 1
+            attempts.withLock { $0 += 1 }
             subscriber.putError("e")
             return EmptyDisposable
         }
         let log = EventLog()
         _ = log.start(source |> retry(1_000_000))
-        #expect(attempts == 1_000_001)
+        #expect(attempts.value == 1_000_001)
         #expect(log.events == ["error e"])
     }
 }
@@ -113,9 +113,9 @@ import Testing
     @Test func typedThrowsFailTheSignalAndStopTheTransform() {
         let log = EventLog()
         let source = TestSource<String, ParseError>("s", log: log)
-        var calls: [String] = []
+        let calls = Shared<[String]>([])
         _ = log.start(source.signal |> tryMap { (text: String) throws(ParseError) -> Int in
-            calls.append(text)
+            calls.withLock { $0.append(text) }
             guard let value = Int(text) else { throw ParseError(text: text) }
             return value
         })
@@ -123,7 +123,7 @@ import Testing
         source.putNext("x")
         source.putNext("2")
         #expect(log.events == ["s.subscribe#1", "next 1", "error ParseError(text: \"x\")", "s.dispose#1"])
-        #expect(calls == ["1", "x"])
+        #expect(calls.value == ["1", "x"])
     }
 
     @Test func untypedThrowsAreMapped() {

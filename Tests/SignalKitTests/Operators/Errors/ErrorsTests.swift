@@ -412,7 +412,7 @@ import Testing
         _ log: EventLog,
         _ scheduler: VirtualTimeScheduler,
         _ queue: Queue,
-        body: @escaping (Int, Subscriber<Int, String>) -> Void
+        body: @escaping @Sendable (Int, Subscriber<Int, String>) -> Void
     ) -> ScriptedSource<Int, String> {
         ScriptedSource("a", log: log) { index, subscriber in
             log.append("t=\(scheduler.now) onQueue=\(queue.isCurrent())")

@@ -35,10 +35,11 @@ import Testing
 
     @Test func skipWhileAndSkipUntil() {
         let log = EventLog()
-        var calls: [Int] = []
-        _ = log.start(Signal<Int, String>.sequence([1, 2, 3, 1]) |> skipWhile { calls.append($0); return $0 < 3 })
+        let calls = Shared<[Int]>([])
+        _ = log.start(
+            Signal<Int, String>.sequence([1, 2, 3, 1]) |> skipWhile { value in calls.withLock { $0.append(value) }; return value < 3 })
         #expect(log.take() == ["next 3", "next 1", "completed"])
-        #expect(calls == [1, 2, 3], "the predicate is not called once values pass")
+        #expect(calls.value == [1, 2, 3], "the predicate is not called once values pass")
         _ = log.start(Signal<Int, String>.sequence([1, 2, 3, 1]) |> skipUntil { $0 == 2 })
         #expect(log.take() == ["next 2", "next 3", "next 1", "completed"])
     }

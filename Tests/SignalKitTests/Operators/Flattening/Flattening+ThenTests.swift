@@ -264,7 +264,7 @@ import Testing
 
     @Test func aRecursiveDeferredThenLoop() {
         let log = EventLog()
-        func countdown(_ value: Int) -> Signal<Int, String> {
+        @Sendable func countdown(_ value: Int) -> Signal<Int, String> {
             if value == 0 { return .complete() }
             return .single(value) |> then(deferred { countdown(value - 1) })
         }

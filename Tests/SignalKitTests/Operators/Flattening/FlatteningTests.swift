@@ -321,11 +321,11 @@ import Testing
         let outer = TestSource<Inner, String>("o", log: EventLog())
         let first = TestSource<Int, String>("first", log: EventLog())
         let inner = Signal<Int, String>.single(1)
-        var count = 0
-        var completed = false
+        let count = Shared(0)
+        let completed = Shared(false)
         _ = (outer.signal |> flatten(maxConcurrent: 1)).start(
-            next: { count += $0 },
-            completed: { completed = true }
+            next: { value in count.withLock { $0 += value } },
+            completed: { completed.value = true }
         )
         outer.putNext(first.signal)
         for _ in 0..<iterations {
@@ -333,8 +333,8 @@ import Testing
         }
         outer.putCompletion()
         first.putCompletion()
-        #expect(count == iterations)
-        #expect(completed)
+        #expect(count.value == iterations)
+        #expect(completed.value)
     }
 }
 
@@ -395,10 +395,10 @@ import Testing
 
     @Test func aLongArrayConcatRunsInConstantStack() {
         let signals = Array(repeating: Signal<Int, NoError>.single(1), count: 200_000)
-        var sum = 0
-        var completed = false
-        _ = concat(signals).start(next: { sum += $0 }, completed: { completed = true })
-        #expect(sum == 200_000 && completed)
+        let sum = Shared(0)
+        let completed = Shared(false)
+        _ = concat(signals).start(next: { value in sum.withLock { $0 += value } }, completed: { completed.value = true })
+        #expect(sum.value == 200_000 && completed.value)
     }
 }
 

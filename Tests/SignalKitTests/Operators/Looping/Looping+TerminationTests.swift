@@ -196,7 +196,7 @@ import Testing
         let log = EventLog()
         let source = completing(log)
         let signal = source.signal
-        func loop() -> Signal<Int, String> {
+        @Sendable func loop() -> Signal<Int, String> {
             signal |> then(deferred { loop() })
         }
         _ = log.start(loop() |> take(3))
@@ -323,7 +323,7 @@ import Testing
             subscriber.putCompletion()
         }
         let signal = source.signal
-        func loop() -> Signal<Int, String> {
+        @Sendable func loop() -> Signal<Int, String> {
             signal |> then(deferred { loop() })
         }
         let completed = Shared(false)
@@ -389,7 +389,7 @@ import Testing
         let log = EventLog()
         let source = completing(log)
         let signal = source.signal
-        func loop() -> Signal<Int, String> {
+        @Sendable func loop() -> Signal<Int, String> {
             signal |> then(deferred { loop() })
         }
         disposedFromTheThirdValue(loop(), log: log)

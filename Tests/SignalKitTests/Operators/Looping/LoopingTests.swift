@@ -12,15 +12,15 @@ import Testing
         _ source: TestSource<Int, String>,
         iterations: Int,
         log: EventLog
-    ) -> (SignalFeedbackLoopState<Int>) -> Signal<Int, String>? {
+    ) -> @Sendable (SignalFeedbackLoopState<Int>) -> Signal<Int, String>? {
         let calls = Shared(0)
         return { [weak source] state in
-            calls.value += 1
+            let call = calls.withLock { $0 += 1; return $0 }
             switch state {
             case .initial: log.append("once(.initial)")
             case .loop(let value): log.append("once(.loop(\(value)))")
             }
-            return calls.value <= iterations ? source?.signal : nil
+            return call <= iterations ? source?.signal : nil
         }
     }
 

@@ -40,15 +40,15 @@ import Testing
         // Seed 002 "Injecting effects": doCompleted runs before the
         // subscriber's completion, once per subscription.
         let log = EventLog()
-        var subscriptions = 0
+        let subscriptions = Shared(0)
         let loggingSignal = Signal<Void, NoError> { subscriber in
-            subscriptions += 1
+            subscriptions.withLock { $0 += 1 }
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        let withEffect = loggingSignal |> doCompleted { log.append("about to complete subscription \(subscriptions)") }
+        let withEffect = loggingSignal |> doCompleted { log.append("about to complete subscription \(subscriptions.value)") }
         #expect(log.events == [], "does not output anything yet")
-        _ = withEffect.start(completed: { log.append("subscription \(subscriptions)") })
+        _ = withEffect.start(completed: { log.append("subscription \(subscriptions.value)") })
         #expect(log.events == ["about to complete subscription 1", "subscription 1"])
     }
 }

@@ -83,10 +83,11 @@ import Testing
 
     @Test func takeWhileCompletesAtTheFirstFailingValue() {
         let log = EventLog()
-        var calls: [Int] = []
-        _ = log.start(Signal<Int, String>.sequence([1, 2, 3, 1]) |> takeWhile { calls.append($0); return $0 < 3 })
+        let calls = Shared<[Int]>([])
+        _ = log.start(
+            Signal<Int, String>.sequence([1, 2, 3, 1]) |> takeWhile { value in calls.withLock { $0.append(value) }; return value < 3 })
         #expect(log.events == ["next 1", "next 2", "completed"])
-        #expect(calls == [1, 2, 3], "the predicate is not called after completing")
+        #expect(calls.value == [1, 2, 3], "the predicate is not called after completing")
     }
 }
 

@@ -128,7 +128,7 @@ private func timedLog<T, E>(
         let queue = scheduler.makeQueue()
         let log = EventLog()
         let source = TestSource<String, String>("s", log: log)
-        let isLetter: (String) -> Bool = { $0.first!.isLetter }
+        let isLetter: @Sendable (String) -> Bool = { $0.first!.isLetter }
         _ = timedLog(source.signal |> throttle(2, queue: queue, valuesPassingTest: isLetter), log, scheduler, queue)
         source.putNext("a")
         scheduler.advance(to: 1)

@@ -12,7 +12,7 @@ private func timedSource<T, E>(
     scheduler: VirtualTimeScheduler,
     queue: Queue,
     keepsSubscribers: Bool = true,
-    body: @escaping (Subscriber<T, E>) -> Void = { _ in }
+    body: @escaping @Sendable (Subscriber<T, E>) -> Void = { _ in }
 ) -> TestSource<T, E> {
     TestSource(name, log: log, keepsSubscribers: keepsSubscribers) { subscriber in
         log.append("\(name) at \(scheduler.now) onQueue=\(queue.isCurrent())")
@@ -474,11 +474,11 @@ private final class SkewedScheduler: QueueScheduler, @unchecked Sendable {
     }
 
     func isCurrent() -> Bool { inner.isCurrent() }
-    func schedule(_ work: @escaping () -> Void) { inner.schedule(work) }
+    func schedule(_ work: @escaping @Sendable () -> Void) { inner.schedule(work) }
     func performSync(_ work: () -> Void) { inner.performSync(work) }
     var currentTime: Double { inner.currentTime + skew }
 
-    func schedule(after delay: Double, _ work: @escaping () -> Void) -> any Disposable {
+    func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
         log.append("timer \(delay) armed at \(now())")
         return inner.schedule(after: delay, work)
     }

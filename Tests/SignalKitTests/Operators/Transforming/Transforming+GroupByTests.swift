@@ -11,11 +11,12 @@ import Testing
     @Test func groupsAreSentBeforeTheirFirstValueAndTerminatedBeforeTheResult() {
         let log = EventLog()
         let source = TestSource<String, String>("s", log: log)
-        var handles: [any Disposable] = []
+        let handles = Shared<[any Disposable]>([])
         _ = (source.signal |> groupBy({ String($0.first!) }, transform: { String($0.dropFirst()) })).start(
             next: { group in
                 log.append("group \(group.key)")
-                handles.append(log.start(group.signal, prefix: "\(group.key): "))
+                let handle = log.start(group.signal, prefix: "\(group.key): ")
+                handles.withLock { $0.append(handle) }
             },
             error: { log.append("error \($0)") },
             completed: { log.append("completed") }
@@ -28,18 +29,21 @@ import Testing
             "s.subscribe#1", "group a", "a: next 1", "group b", "b: next 1", "a: next 2",
             "a: completed", "b: completed", "completed", "s.dispose#1",
         ])
-        handles.forEach { $0.dispose() }
+        handles.value.forEach { $0.dispose() }
     }
 
     @Test func anErrorReachesEveryGroupThenTheResult() {
         let log = EventLog()
-        var handles: [any Disposable] = []
+        let handles = Shared<[any Disposable]>([])
         _ = (Signal<Int, String>.sequence([1, 2, 3]) |> then(.fail("e")) |> groupBy { $0 % 2 }).start(
-            next: { group in handles.append(log.start(group.signal |> map { $0 * 10 }, prefix: "\(group.key): ")) },
+            next: { group in
+                let handle = log.start(group.signal |> map { $0 * 10 }, prefix: "\(group.key): ")
+                handles.withLock { $0.append(handle) }
+            },
             error: { log.append("error \($0)") }
         )
         #expect(log.events == ["1: next 10", "0: next 20", "1: next 30", "1: error e", "0: error e", "error e"])
-        handles.forEach { $0.dispose() }
+        handles.value.forEach { $0.dispose() }
     }
 
     @Test func groupByFeedsFlattenMap() {

@@ -72,10 +72,10 @@ import Testing
         final class Accumulator: @unchecked Sendable {
             var values: [Int] = []
         }
-        var factoryCalls = 0
+        let factoryCalls = Shared(0)
         let folded = Signal<Int, NoError>.sequence([1, 2])
             |> aggregate(startFactory: { () -> Accumulator in
-                factoryCalls += 1
+                factoryCalls.withLock { $0 += 1 }
                 return Accumulator()
             }, { accumulator, value in
                 accumulator.values.append(value)
@@ -85,7 +85,7 @@ import Testing
         _ = log.start(folded)
         _ = log.start(folded)
         #expect(log.take() == ["next [1, 2]", "completed", "next [1, 2]", "completed"])
-        #expect(factoryCalls == 2, "one accumulator per subscription")
+        #expect(factoryCalls.value == 2, "one accumulator per subscription")
     }
 
     @Test func combinePreviousPairsEachValueWithItsPredecessor() {

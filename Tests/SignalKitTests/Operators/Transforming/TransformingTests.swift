@@ -273,7 +273,7 @@ import Testing
 
     /// `map` written as nested subscriptions, the way it worked before
     /// fusion: the reference the fused chains are compared with.
-    static func nestedMap<T, R>(_ f: @escaping (T) -> R) -> (Signal<T, String>) -> Signal<R, String> {
+    static func nestedMap<T, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, String>) -> Signal<R, String> {
         { upstream in
             Signal { subscriber in
                 upstream.start(
