@@ -7,6 +7,11 @@ enum Peer: String, CaseIterable, Sendable {
     case signalkit = "SignalKit"
     case opencombine = "OpenCombine"
     case floor = "floor"
+    /// W10's comparison: the same delivery through an `AsyncStream`.
+    case asyncStream = "AsyncStream"
+
+    /// The peers of W1–W9.
+    static let standard: [Peer] = [.signalkit, .opencombine, .floor]
 }
 
 /// Latency percentiles, in microseconds.

@@ -97,6 +97,13 @@ struct Report {
             for (peer, latency) in result.latencies.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 notes.append("\(result.workload.id) latency \(peer.rawValue): p50 \(format(latency.p50)) µs, p90 \(format(latency.p90)) µs, p99 \(format(latency.p99)) µs")
             }
+            for peer in result.workload.peers where !Peer.standard.contains(peer) {
+                guard let summary = result.summaries[peer] else { continue }
+                notes.append(
+                    "\(result.workload.id) \(peer.rawValue): \(format(summary.median)) (\(format(summary.min))–\(format(summary.max))) "
+                        + "\(result.workload.unit); \(peer.rawValue)/SignalKit \(ratio(summary.median, result.median(.signalkit)))"
+                )
+            }
             for extra in result.extras {
                 notes.append("\(result.workload.id) \(extra.label): \(format(extra.value)) \(result.workload.unit)")
             }
@@ -151,6 +158,7 @@ struct Report {
                 "signalkit": jsonNumber(result.median(.signalkit)),
                 "opencombine": jsonNumber(result.median(.opencombine)),
                 "floor": jsonNumber(result.median(.floor)),
+                "asyncstream": jsonNumber(result.median(.asyncStream)),
                 "signalkit_allocs": jsonNumber(result.allocations[.signalkit]),
                 "target": jsonNumber(result.workload.target.nanoseconds),
                 "target_allocs": jsonNumber(result.workload.target.allocations),

@@ -9,7 +9,7 @@ import SignalKit
 @inline(never)
 func runW1(_ peer: Peer, _ cycles: Int) -> RunResult {
     let box = Box()
-    let sink: (Int) -> Void = { box.v &+= $0 }
+    let sink: @Sendable (Int) -> Void = { box.v &+= $0 }
     let nanoseconds: Double
     switch peer {
     case .signalkit:
@@ -30,6 +30,8 @@ func runW1(_ peer: Peer, _ cycles: Int) -> RunResult {
                 cancellable.cancel()
             }
         }
+    case .asyncStream:
+        preconditionFailure("W1 has no AsyncStream peer")
     case .floor:
         nanoseconds = timed(operations: cycles) {
             for i in 0..<cycles {

@@ -32,6 +32,8 @@ func runW2(_ peer: Peer, _ events: Int) -> RunResult {
             let cancellable = chain.sink(receiveValue: { box.v &+= $0 })
             cancellable.cancel()
         }
+    case .asyncStream:
+        preconditionFailure("W2 has no AsyncStream peer")
     case .floor:
         let sink = opaqueSink(box)
         nanoseconds = timed(operations: events) {

@@ -28,6 +28,8 @@ func runW3(_ peer: Peer, _ sends: Int) -> RunResult {
             for i in 0..<sends { subject.send(i) }
         }
         cancellables.forEach { $0.cancel() }
+    case .asyncStream:
+        preconditionFailure("W3 has no AsyncStream peer")
     case .floor:
         let sinks: [(Int) -> Void] = (0..<fanOutSubscribers).map { _ in { box.v &+= $0 } }
         nanoseconds = timed(operations: deliveries) {

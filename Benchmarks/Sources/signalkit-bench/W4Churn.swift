@@ -34,6 +34,8 @@ func runW4(_ peer: Peer, _ cycles: Int, standing: Int = 1000) -> RunResult {
         }
         subject.send(1)
         cancellables.forEach { $0.cancel() }
+    case .asyncStream:
+        preconditionFailure("W4 has no AsyncStream peer")
     case .floor:
         var sinks = [Int: (Int) -> Void](minimumCapacity: standing + 1)
         var token = 0

@@ -23,6 +23,8 @@ func runW5(_ peer: Peer, _ sends: Int) -> RunResult {
         handle.dispose()
     case .opencombine:
         return RunResult(nanosecondsPerOp: .nan, checksumMatches: true)
+    case .asyncStream:
+        preconditionFailure("W5 has no AsyncStream peer")
     case .floor:
         let combiner = FloorCombiner(sink: opaqueSink(box))
         nanoseconds = timed(operations: sends) {

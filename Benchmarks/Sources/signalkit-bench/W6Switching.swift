@@ -32,8 +32,10 @@ func runW6(_ peer: Peer, _ sends: Int) -> RunResult {
             for i in 0..<sends { subject.send(i) }
         }
         cancellable.cancel()
+    case .asyncStream:
+        preconditionFailure("W6 has no AsyncStream peer")
     case .floor:
-        let sink: (Int) -> Void = { box.v &+= $0 }
+        let sink: @Sendable (Int) -> Void = { box.v &+= $0 }
         nanoseconds = timed(operations: sends) {
             for i in 0..<sends { callOnce({ sink in sink(i) }, sink) }
         }

@@ -28,6 +28,8 @@ func runW7(_ peer: Peer, _ sets: Int) -> RunResult {
         }
         cancellable = nil
         _ = cancellable
+    case .asyncStream:
+        preconditionFailure("W7 has no AsyncStream peer")
     case .floor:
         var slot: (() -> Void)?
         nanoseconds = timed(operations: sets) {

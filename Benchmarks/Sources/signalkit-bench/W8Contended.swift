@@ -28,6 +28,8 @@ func runW8(_ peer: Peer, _ perThread: Int) -> RunResult {
         let box = UncheckedBox(subject)
         send = { box.value.send($0) }
         cleanup = { cancellable.cancel() }
+    case .asyncStream:
+        preconditionFailure("W8 has no AsyncStream peer")
     case .floor:
         // A pthread mutex around the sink call: the serialised floor.
         let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

@@ -59,6 +59,8 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
         let queue = DispatchQueue(label: "w9.opencombine")
         let cancellable = subject.receive(on: queue.ocombine).sink { recorder.receive($0, recordLatency: recordLatency) }
         return HopPipeline(send: { subject.send($0) }, queue: queue, teardown: { cancellable.cancel() })
+    case .asyncStream:
+        preconditionFailure("W9 has no AsyncStream peer")
     case .floor:
         let queue = DispatchQueue(label: "w9.floor")
         return HopPipeline(

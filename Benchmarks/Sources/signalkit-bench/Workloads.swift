@@ -40,25 +40,25 @@ extension Workload {
 let allWorkloads: [Workload] = [
     Workload(
         id: "W1", title: "subscribe+dispose cold 1-value signal", unit: "ns/cycle",
-        fullSize: 200_000, quickSize: 50_000, peers: Peer.allCases,
+        fullSize: 200_000, quickSize: 50_000, peers: Peer.standard,
         target: Target(nanoseconds: 150, allocations: 3, check: "<= 6x floor"),
         run: { runW1($0, $1) }
     ),
     Workload(
         id: "W2", title: "map→filter→map→sum, synchronous source", unit: "ns/event",
-        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.allCases,
+        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.standard,
         target: Target(nanoseconds: 12, allocations: 0, check: ">= 12x faster than OpenCombine"),
         run: { runW2($0, $1) }
     ),
     Workload(
         id: "W3", title: "hot fan-out, 100 subscribers", unit: "ns/delivery",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
         target: Target(nanoseconds: 18, allocations: 0, check: "<= 1.5x floor"),
         run: { runW3($0, $1) }
     ),
     Workload(
         id: "W4", title: "churn add+dispose with 1,000 subscribers", unit: "ns/pair",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
         target: Target(nanoseconds: 200, allocations: 3, check: "<= 3x floor; flat from 10 to 10,000 (±25%)"),
         run: { runW4($0, $1) }
     ),
@@ -70,27 +70,33 @@ let allWorkloads: [Workload] = [
     ),
     Workload(
         id: "W6", title: "switch-latest, 1-value cold inner", unit: "ns/outer",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
         target: Target(nanoseconds: 200, allocations: 3, check: "<= 8x floor"),
         run: { runW6($0, $1) }
     ),
     Workload(
         id: "W7", title: "serial-disposable swap", unit: "ns/set",
-        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.allCases,
+        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.standard,
         target: Target(nanoseconds: 40, allocations: 1, check: "<= 1.2x floor"),
         run: { runW7($0, $1) }
     ),
     Workload(
         id: "W8", title: "2 threads x sends, 1 subscriber (wall)", unit: "ns/value",
-        fullSize: 500_000, quickSize: 100_000, peers: Peer.allCases,
+        fullSize: 500_000, quickSize: 100_000, peers: Peer.standard,
         target: Target(nanoseconds: nil, allocations: 0, check: "report only: <= 2x serialised floor", reportOnly: true),
         run: { runW8($0, $1) }
     ),
     Workload(
         id: "W9", title: "queue hop (throughput; latency at 2 µs pacing)", unit: "ns/event",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.allCases,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
         target: Target(nanoseconds: nil, allocations: 1, check: "throughput <= 1.3x floor; p50 <= floor + 0.3 µs"),
         run: { runW9($0, $1) }
+    ),
+    Workload(
+        id: "W10", title: "delivery into an actor (start(isolation:))", unit: "ns/value",
+        fullSize: 200_000, quickSize: 50_000, peers: [.signalkit, .asyncStream],
+        target: Target(nanoseconds: nil, allocations: nil, check: "report only: vs AsyncStream + for await", reportOnly: true),
+        run: { runW10($0, $1) }
     ),
 ].sorted { $0.id.localizedStandardCompare($1.id) }
 
