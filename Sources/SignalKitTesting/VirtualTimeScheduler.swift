@@ -135,10 +135,10 @@ public final class VirtualTimeScheduler: Sendable {
 /// timeline until its time comes; it must not keep what its closure
 /// captured alive meanwhile).
 private final class _Work: Disposable, Sendable {
-    private let work: Synchronization.Mutex<(() -> Void)?>
+    private let work: Synchronization.Mutex<(@Sendable () -> Void)?>
 
-    init(_ work: @escaping () -> Void) {
-        self.work = Synchronization.Mutex(_UncheckedWork(work).value)
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = Synchronization.Mutex(work)
     }
 
     var isCancelled: Bool { work.withLock { $0 == nil } }
@@ -154,13 +154,6 @@ private final class _Work: Disposable, Sendable {
         // Released here, outside the lock.
         _ = body
     }
-}
-
-/// A closure handed to the `Mutex` of a `_Work`: it runs on the thread
-/// driving the virtual clock, never concurrently with itself.
-private struct _UncheckedWork: @unchecked Sendable {
-    let value: (() -> Void)?
-    init(_ value: @escaping () -> Void) { self.value = value }
 }
 
 /// A serial queue on a `VirtualTimeScheduler`.
@@ -179,11 +172,11 @@ final class VirtualQueue: QueueScheduler, CustomStringConvertible {
         scheduler.isCurrent(ObjectIdentifier(self))
     }
 
-    func schedule(_ work: @escaping () -> Void) {
+    func schedule(_ work: @escaping @Sendable () -> Void) {
         scheduler.schedule(_Work(work), on: ObjectIdentifier(self), after: 0)
     }
 
-    func schedule(after delay: Double, _ work: @escaping () -> Void) -> any Disposable {
+    func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
         let item = _Work(work)
         scheduler.schedule(item, on: ObjectIdentifier(self), after: delay)
         return item

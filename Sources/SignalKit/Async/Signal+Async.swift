@@ -34,7 +34,8 @@ extension Signal where T: Sendable, E == NoError {
     ///
     /// SwiftSignalKit's signature cannot report anything but a value, and
     /// its `get()` waits forever when there is none. SignalKit's never
-    /// hangs: when the task is cancelled before the first value, the
+    /// hangs: when the task is cancelled before the first value (or already
+    /// was when `get()` is called: nothing is subscribed then), the
     /// subscription is disposed and `get()` stops the process with a message
     /// naming the cause; so it does when the signal completes without a
     /// value, or its source drops the subscription without an event. Use

@@ -72,3 +72,66 @@ extension Signal where E: Error {
         }
     }
 }
+
+// MARK: - An async generator
+
+extension Signal where E: Error {
+    /// A cold signal whose generator is an async function: each subscription
+    /// runs `body` with its subscriber in a new `Task` (with `priority`).
+    ///
+    /// `body` sends values with `putNext`; when it returns, the signal
+    /// completes (unless `body` already sent a terminal event); an error it
+    /// throws becomes the signal's error. Disposing the subscription cancels
+    /// the task: nothing is delivered after the disposal, and cancellation
+    /// is not an error (an error thrown once the task was cancelled is
+    /// dropped).
+    ///
+    /// ```swift
+    /// let pages = Signal<Page, FetchError>.task { subscriber in
+    ///     var cursor: String? = nil
+    ///     repeat {
+    ///         let page = try await fetchPage(after: cursor)
+    ///         subscriber.putNext(page)
+    ///         cursor = page.next
+    ///     } while cursor != nil
+    /// }
+    /// ```
+    ///
+    /// **Threading:** `body` runs in the task, on the global concurrent
+    /// executor; `start` returns before it starts.
+    public static func task(
+        priority: TaskPriority? = nil,
+        _ body: @escaping @Sendable (Subscriber<T, E>) async throws(E) -> Void
+    ) -> Signal<T, E> {
+        Signal { subscriber in
+            let task = Task(priority: priority) {
+                do throws(E) {
+                    try await body(subscriber)
+                    if !Task.isCancelled { subscriber.putCompletion() }
+                } catch {
+                    if !Task.isCancelled { subscriber.putError(error) }
+                }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+}
+
+extension Signal where E == NoError {
+    /// A cold signal whose generator is a non-throwing async function (the
+    /// throwing form, for signals that can fail, is the same call): each
+    /// subscription runs `body` in a new `Task`; returning completes the
+    /// signal; disposing cancels the task and nothing is delivered after it.
+    public static func task(
+        priority: TaskPriority? = nil,
+        _ body: @escaping @Sendable (Subscriber<T, NoError>) async -> Void
+    ) -> Signal<T, NoError> {
+        Signal { subscriber in
+            let task = Task(priority: priority) {
+                await body(subscriber)
+                if !Task.isCancelled { subscriber.putCompletion() }
+            }
+            return ActionDisposable { task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// Timing, under the names other libraries use: a rate-limiting
+// `throttle(for:queue:latest:)` (Combine's and RxSwift's throttle), and
+// `debounce` for what ReactiveCocoa calls `throttle` (a quiet-time filter).
+
+// MARK: - throttle(for:queue:latest:)
+
+/// Sends at most one value per `interval`: the first value at once, then, at
+/// the end of each window in which values arrived, the latest (or the first)
+/// of them (Combine's and RxSwift's `throttle`).
+///
+/// Marble (interval 3, latest): `"ab-c--d----e|"` → `"a--c--d----e|"` —
+/// `a` opens a window; `b` and `c` arrive in it and `c`, the latest, is sent
+/// when it ends (and opens the next window, in which `d` arrives); `e`
+/// arrives after a quiet window and goes out at once. With `latest: false`,
+/// `b` is sent instead of `c`.
+///
+/// Not ReactiveCocoa's `throttle(_:queue:)`, which is a debounce (see
+/// ``debounce(for:queue:)``): a value that keeps being replaced is never
+/// sent there, here one value per window always is.
+///
+/// - Parameters:
+///   - interval: the window length.
+///   - queue: where the window timers run and the values that waited are sent.
+///   - latest: whether a window sends its latest value (true) or its first.
+/// - Returns: a function from a signal to the rate-limited signal.
+///
+/// - Threading: a value that opens a window is sent on the thread that
+///   delivers it; one that waited, on `queue`. Never two at once.
+/// - Termination: completion sends the value still waiting (if any), then
+///   completes; an error is forwarded at once and the waiting value dropped.
+/// - Disposal: disposes the upstream and cancels the window's timer.
+public func throttle<T: Sendable, E>(
+    for interval: Duration,
+    queue: Queue,
+    latest: Bool = true
+) -> (Signal<T, E>) -> Signal<T, E> {
+    let seconds = interval.seconds
+    precondition(seconds > 0, "throttle(for:queue:latest:): the interval must be positive, got \(interval)")
+    return { signal in
+        Signal { subscriber in
+            let state = _RateLimitState<T, E>(downstream: subscriber, interval: seconds, queue: queue, latest: latest)
+            let upstream = signal._start(_RateLimitSink(state: state))
+            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
+                upstream.dispose()
+                state?.stop()
+            }
+        }._derived("throttle", from: signal, arguments: "for: \(interval), latest: \(latest)")
+    }
+}
+
+// MARK: - debounce
+
+/// Sends a value only once `interval` has passed without a newer one; when
+/// the signal completes, sends the pending value first.
+///
+/// The same operator as ReactiveCocoa's `throttle(_:queue:)` (its
+/// `throttle:`), under the name Combine and RxSwift give it. For one value
+/// per window instead, see ``throttle(for:queue:latest:)``.
+///
+/// Marble (interval 2): `"a-b-----c-|"` → `"---b-----c|"`.
+///
+/// - Threading, termination, disposal: as `throttle(_:queue:)`.
+public func debounce<T: Sendable, E>(for interval: Duration, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    debounce(interval.seconds, queue: queue)
+}
+
+/// ``debounce(for:queue:)`` with the interval in seconds.
+public func debounce<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        let debounced = signal |> throttle(interval, queue: queue)
+        return Signal(debounced.generator)._derived("debounce", from: signal, arguments: "\(interval)")
+    }
+}
+
+// MARK: - Engine
+
+/// The window, the value waiting in it and the window's timer.
+///
+/// `@unchecked Sendable`: `windowOpen`, `pending`, `timer`, `window` and
+/// `stopped` are guarded by `mutex`; the rest is immutable.
+final class _RateLimitState<T: Sendable, E>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    let interval: Double
+    let queue: Queue
+    let latest: Bool
+    private let mutex = _Mutex()
+    private var windowOpen = false
+    private var pending: T?
+    private var timer: (any Disposable)?
+    /// Numbers the windows: a timer only ends its own window.
+    private var window = 0
+    private var stopped = false
+
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, latest: Bool) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+        self.interval = interval
+        self.queue = queue
+        self.latest = latest
+    }
+
+    deinit {
+        mutex.destroy()
+    }
+
+    func putNext(_ value: T) {
+        var replaced: T?
+        var opened: Int?
+        var mustDrain = false
+        mutex.lock()
+        guard !stopped else {
+            mutex.unlock()
+            return
+        }
+        if !windowOpen {
+            windowOpen = true
+            window += 1
+            opened = window
+            mustDrain = delivery.push(.next(value))
+        } else if latest || pending == nil {
+            swap(&replaced, &pending)
+            pending = value
+        }
+        mutex.unlock()
+        replaced = nil  // released outside the lock
+        if let opened { arm(opened) }
+        if mustDrain { delivery.drain() }
+    }
+
+    private func arm(_ number: Int) {
+        // Strong: a running window keeps the state (and the downstream) alive
+        // until it ends or is cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            windowEnded(number)
+        }
+        let keep = mutex.withLock { () -> Bool in
+            guard !stopped, window == number else { return false }
+            timer = handle
+            return true
+        }
+        if !keep { handle.dispose() }
+    }
+
+    private func windowEnded(_ number: Int) {
+        var firedTimer: (any Disposable)?
+        var opened: Int?
+        var mustDrain = false
+        mutex.lock()
+        guard !stopped, window == number else {
+            mutex.unlock()
+            return
+        }
+        swap(&firedTimer, &timer)
+        if let value = pending {
+            // The waiting value goes out and opens the next window.
+            pending = nil
+            window += 1
+            opened = window
+            mustDrain = delivery.push(.next(value))
+        } else {
+            windowOpen = false
+        }
+        mutex.unlock()
+        firedTimer = nil  // released outside the lock
+        if let opened { arm(opened) }
+        if mustDrain { delivery.drain() }
+    }
+
+    func putCompletion() {
+        var flushed: T?
+        mutex.lock()
+        swap(&flushed, &pending)
+        let oldTimer = timer
+        timer = nil
+        stopped = true
+        var mustDrain = false
+        if let flushed { mustDrain = delivery.push(.next(flushed)) }
+        mustDrain = delivery.push(.completed) || mustDrain
+        mutex.unlock()
+        oldTimer?.dispose()
+        if mustDrain { delivery.drain() }
+    }
+
+    func putError(_ error: E) {
+        stop()
+        delivery.putError(error)
+    }
+
+    /// Drops the waiting value and cancels the timer; nothing more is sent.
+    func stop() {
+        var dropped: T?
+        mutex.lock()
+        swap(&dropped, &pending)
+        let oldTimer = timer
+        timer = nil
+        stopped = true
+        mutex.unlock()
+        oldTimer?.dispose()
+        dropped = nil
+    }
+}
+
+/// Feeds the upstream's events into the state.
+final class _RateLimitSink<T: Sendable, E>: _Sink<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; called serially by the source.
+    let state: _RateLimitState<T, E>
+
+    init(state: _RateLimitState<T, E>) {
+        self.state = state
+    }
+
+    override func putNext(_ value: T) { state.putNext(value) }
+    override func putError(_ error: E) { state.putError(error) }
+    override func putCompletion() { state.putCompletion() }
+}
+
+extension Duration {
+    /// The duration in seconds, as SignalKit's `Double`-seconds APIs take it.
+    @usableFromInline
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+}
