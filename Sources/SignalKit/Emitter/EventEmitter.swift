@@ -74,11 +74,11 @@ import Synchronization
 /// called once per registration (Uber calls it on every `cancel`); a removed
 /// observer is never delivered to again, also by `fire(for:)` and
 /// `firePreviousData()`; `fire(for:)` requires a token of this emitter.
-public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConvertible, Sendable {
+public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConvertible, Sendable, _EventObserverHost {
     // `observers` and `subscribers` are CSignalRuntime's thread-safe bags;
     // `lastData` is an atomic strong reference; `settings` is guarded by
     // `_LockedState`; the rest is immutable.
-    private let observers = _SubscriberBag<_EventRegistration<repeat each Argument>>()
+    private let observers = _SubscriberBag<EventObserver>()
     private let subscribers: _SubscriberBag<Subscriber<(repeat each Argument), NoError>>
     private let sharedSignal: Signal<(repeat each Argument), NoError>
     /// The last fired arguments, or nil (lock-free to store and to read).
@@ -152,8 +152,7 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
     ///     emitter's token is a programming error (a precondition failure).
     ///   - arguments: the values.
     public func fire(for observer: EventObserver, _ arguments: repeat each Argument) {
-        guard let registration = observer as? _EventRegistration<repeat each Argument>, registration.emitter === self
-        else {
+        guard let emitter = observer.emitter, emitter === self else {
             preconditionFailure(
                 "EventEmitter.fire(for:): \(observer.debugDescription) was not added to this emitter "
                     + "(\(_emitterTypeName)); pass a token returned by this emitter's addObserver"
@@ -161,10 +160,10 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
         }
         let box = _EventArguments<repeat each Argument>(repeat each arguments)
         remember(box)
-        if let owner = registration.owner {
-            registration.deliver(box, owner: owner)
+        if let owner = observer.owner {
+            observer.deliver(box, owner: owner)
         } else {
-            _ = registration.detach(notify: true)
+            _ = observer.detach(notify: true)
         }
     }
 
@@ -221,12 +220,12 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
         callback: @escaping @Sendable (Owner, repeat each Argument) -> Void
     ) -> EventObserver {
         purgeDeallocatedOwners()
-        let registration = _EventRegistration<repeat each Argument>(
-            emitter: self,
-            owner: owner,
-            queue: queue,
-            callback: callback
-        )
+        let registration = EventObserver(emitter: self, owner: owner, queue: queue) { owner, arguments in
+            // The token only ever passes its own owner back, and this
+            // emitter's arguments box.
+            let arguments = unsafeDowncast(arguments, to: _EventArguments<repeat each Argument>.self)
+            callback(unsafeDowncast(owner, to: Owner.self), repeat each arguments.values)
+        }
         guard let key = observers.insert(registration) else {
             preconditionFailure("EventEmitter.addObserver: the observer list is closed (the emitter is being deallocated)")
         }
@@ -340,7 +339,7 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
     // MARK: Internal
 
     /// Removes a detached registration's entry and calls the hook.
-    func unregister(_ registration: _EventRegistration<repeat each Argument>, notify: Bool) {
+    func unregister(_ registration: EventObserver, notify: Bool) {
         let key = registration.key.load(ordering: .sequentiallyConsistent)
         if key != 0 {
             observers.remove(key)
@@ -351,7 +350,7 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
     }
 
     /// The last fired arguments, or nil if there are none.
-    func lastArguments() -> _EventArguments<repeat each Argument>? {
+    func lastArguments() -> _EventArgumentsBase? {
         keepsLastData ? lastData.load() : nil
     }
 
@@ -396,13 +395,21 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
 /// that fire and by the last-data slot.
 ///
 /// Immutable after `init`; shared by every observer of one fire.
-final class _EventArguments<each Argument: Sendable>: Sendable {
+final class _EventArguments<each Argument: Sendable>: _EventArgumentsBase, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable, and the values are `Sendable` (a
+    // subclass cannot restate a checked conformance).
     let values: (repeat each Argument)
 
     init(_ values: repeat each Argument) {
         self.values = (repeat each values)
     }
 }
+
+/// The untyped base of `_EventArguments`, as tokens and their callbacks see
+/// it.
+///
+/// `@unchecked Sendable`: no state (a non-final class cannot be checked).
+class _EventArgumentsBase: @unchecked Sendable {}
 
 /// An emitter's rarely changed settings (behind its `_LockedState`).
 struct _EventEmitterSettings: Sendable {

@@ -22,27 +22,39 @@ import Synchronization
 ///
 /// **Threading.** Every member is safe to use from any thread, at any time,
 /// also from inside a callback.
-public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked Sendable {
-    // `@unchecked Sendable`: every mutable field is an atomic (`queueReference`
-    // is an atomic strong reference, readable without a lock). `owner` is a
-    // `weak let` (the runtime's weak references are thread-safe). The
-    // subclass adds only immutable fields.
+public final class EventObserver: Disposable, CustomDebugStringConvertible, Sendable {
+    // Every mutable field is an atomic (`queueReference` is an atomic strong
+    // reference, readable without a lock); `owner` and `emitter` are `weak
+    // let`s (the runtime's weak references are thread-safe).
 
     /// The object this registration is tied to, or nil once it was
     /// deallocated. Held weakly; during a delivery the emitter holds it
     /// strongly and passes it to the callback as the first argument.
-    public final weak let owner: (any AnyObject & Sendable)?
+    public weak let owner: (any AnyObject & Sendable)?
 
     /// Set once, by whichever removal wins (cancel, cancelsAfterNextFire,
     /// removeObserver, the purge of a dead owner, removeAllObservers).
     private let removedFlag = Synchronization.Atomic<Bool>(false)
     private let cancelsFlag = Synchronization.Atomic<Bool>(false)
     /// The key of the registration in the emitter's bag (0 until inserted).
-    final let key = Synchronization.Atomic<UInt64>(0)
+    let key = Synchronization.Atomic<UInt64>(0)
     private let queueReference: _AtomicReference<Queue>
+    /// The emitter, through the untyped operations a token needs.
+    weak let emitter: (any _EventObserverHost)?
+    /// The user's callback behind a closure that restores the types: the
+    /// owner is always this registration's, the arguments box always the
+    /// emitter's `_EventArguments<repeat each Argument>`.
+    private let callback: @Sendable (any AnyObject & Sendable, _EventArgumentsBase) -> Void
 
-    init(owner: any AnyObject & Sendable, queue: Queue?) {
+    init(
+        emitter: any _EventObserverHost,
+        owner: any AnyObject & Sendable,
+        queue: Queue?,
+        callback: @escaping @Sendable (any AnyObject & Sendable, _EventArgumentsBase) -> Void
+    ) {
+        self.emitter = emitter
         self.owner = owner
+        self.callback = callback
         queueReference = _AtomicReference(queue)
     }
 
@@ -64,7 +76,7 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// order, and with no queue they run the callback concurrently.
     ///
     /// Reading it takes no lock (a fire reads it for every delivery).
-    public final var queue: Queue? {
+    public var queue: Queue? {
         get { queueReference.load() }
         set { queueReference.store(newValue) }
     }
@@ -79,7 +91,7 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// to the observer's queue before the first of them ran (Uber Signals
     /// could deliver each of them). Setting it after a fire affects later
     /// deliveries only.
-    public final var cancelsAfterNextFire: Bool {
+    public var cancelsAfterNextFire: Bool {
         get { cancelsFlag.load(ordering: .acquiring) }
         set { cancelsFlag.store(newValue, ordering: .releasing) }
     }
@@ -90,7 +102,7 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// ``EventEmitter/removeAllObservers()``, or because its owner was
     /// deallocated and the emitter purged it. A removed observer receives
     /// nothing more, including deliveries already dispatched to its queue.
-    public final var isCancelled: Bool {
+    public var isCancelled: Bool {
         removedFlag.load(ordering: .acquiring)
     }
 
@@ -106,12 +118,12 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     ///
     /// Threading: any thread, also from inside a callback (the current
     /// callback finishes).
-    public final func cancel() {
+    public func cancel() {
         _ = detach(notify: true)
     }
 
     /// Same as ``cancel()``.
-    public final func dispose() {
+    public func dispose() {
         cancel()
     }
 
@@ -128,7 +140,13 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     ///   the observer was removed, or its owner was deallocated.
     @discardableResult
     public func firePreviousData() -> Bool {
-        false
+        guard !isCancelled, let emitter, let arguments = emitter.lastArguments() else { return false }
+        guard let owner else {
+            _ = detach(notify: true)
+            return false
+        }
+        deliver(arguments, owner: owner)
+        return true
     }
 
     /// The owner's type (or "deallocated"), the queue and the flags, for
@@ -155,65 +173,26 @@ public class EventObserver: Disposable, CustomDebugStringConvertible, @unchecked
     /// key is stored, then the flag read; here the flag is set, then the
     /// key read): one side always sees the other, so a removal racing with
     /// `addObserver` never leaves the entry in the bag.
-    final func detach(notify: Bool) -> Bool {
+    func detach(notify: Bool) -> Bool {
         guard !removedFlag.exchange(true, ordering: .sequentiallyConsistent) else { return false }
-        didDetach(notify: notify)
+        emitter?.unregister(self, notify: notify)
         return true
     }
 
     /// `isCancelled`, sequentially consistent (see `detach`).
-    final var isCancelledAfterInsert: Bool {
+    var isCancelledAfterInsert: Bool {
         removedFlag.load(ordering: .sequentiallyConsistent)
-    }
-
-    /// Removes the entry from the emitter's bag and calls the hook (the
-    /// subclass knows the emitter).
-    func didDetach(notify: Bool) {}
-}
-
-/// The typed registration behind an `EventObserver`.
-///
-/// Parameter packs, as formulated for Swift 6.3.1:
-/// * calling a closure or an initializer whose parameter has the
-///   pack-expansion tuple type `(repeat each Argument)` crashes SILGen
-///   (signal 11 in `ArgEmitter::emitPackArg`), so the arguments of a fire
-///   travel in a class box (`_EventArguments`) and the stored callback is
-///   `(AnyObject, _EventArguments<repeat each Argument>) -> Void`, a closure
-///   that expands `repeat each arguments.values` into the user's
-///   `(Owner, repeat each Argument)` callback (which also erases `Owner`);
-/// * a class that declares a type pack cannot be subclassed ("cannot inherit
-///   from a generic class that declares a type pack"), so the public token
-///   type `EventObserver` is a non-generic base class and this variadic
-///   class is its only subclass.
-final class _EventRegistration<each Argument: Sendable>: EventObserver, @unchecked Sendable {
-    // `@unchecked Sendable`: adds only immutable fields (a weak `let` and a
-    // `let` closure) to `EventObserver`.
-    weak let emitter: EventEmitter<repeat each Argument>?
-    private let callback: @Sendable (any AnyObject & Sendable, _EventArguments<repeat each Argument>) -> Void
-
-    init<Owner: AnyObject & Sendable>(
-        emitter: EventEmitter<repeat each Argument>,
-        owner: Owner,
-        queue: Queue?,
-        callback: @escaping @Sendable (Owner, repeat each Argument) -> Void
-    ) {
-        self.emitter = emitter
-        self.callback = { owner, arguments in
-            // The registration only ever passes its own owner back.
-            callback(unsafeDowncast(owner, to: Owner.self), repeat each arguments.values)
-        }
-        super.init(owner: owner, queue: queue)
     }
 
     /// Delivers on the firing thread or dispatches to the observer's queue.
     /// `owner` is the strong reference the caller read; a queued delivery
     /// keeps it (and the arguments) until it has run.
     @inline(__always)
-    func deliver(_ arguments: _EventArguments<repeat each Argument>, owner: any AnyObject & Sendable) {
+    func deliver(_ arguments: _EventArgumentsBase, owner: any AnyObject & Sendable) {
         if let queue, !queue.isCurrent() {
-            // Transfer: the block is the only user of `owner` and `arguments`
-            // from here on (the arguments box is immutable and may also be
-            // read by other observers; see EventEmitter's threading notes).
+            // The block holds `owner` and `arguments` until it has run (the
+            // arguments box is immutable and may also be read by other
+            // observers; see EventEmitter's threading notes).
             queue.justDispatch { self.invoke(arguments, owner: owner) }
         } else {
             invoke(arguments, owner: owner)
@@ -222,7 +201,7 @@ final class _EventRegistration<each Argument: Sendable>: EventObserver, @uncheck
 
     /// The delivery itself: the cancelsAfterNextFire check (the one-time
     /// removal decides which delivery runs), then the callback.
-    private func invoke(_ arguments: _EventArguments<repeat each Argument>, owner: any AnyObject & Sendable) {
+    private func invoke(_ arguments: _EventArgumentsBase, owner: any AnyObject & Sendable) {
         if cancelsAfterNextFire {
             guard detach(notify: true) else { return }
         } else if isCancelled {
@@ -230,18 +209,15 @@ final class _EventRegistration<each Argument: Sendable>: EventObserver, @uncheck
         }
         callback(owner, arguments)
     }
+}
 
-    override func didDetach(notify: Bool) {
-        emitter?.unregister(self, notify: notify)
-    }
-
-    override func firePreviousData() -> Bool {
-        guard !isCancelled, let emitter, let arguments = emitter.lastArguments() else { return false }
-        guard let owner else {
-            _ = detach(notify: true)
-            return false
-        }
-        deliver(arguments, owner: owner)
-        return true
-    }
+/// What a token needs from its emitter, without the emitter's argument
+/// types (a class that declares a type pack cannot be subclassed, so the
+/// public token is one non-generic final class and the typed parts live in
+/// the emitter and in the token's callback closure).
+protocol _EventObserverHost: AnyObject, Sendable {
+    /// Removes a detached registration's entry and calls the hook.
+    func unregister(_ observer: EventObserver, notify: Bool)
+    /// The last fired arguments, or nil if there are none.
+    func lastArguments() -> _EventArgumentsBase?
 }
