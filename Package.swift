@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 //===----------------------------------------------------------------------===//
 // SignalKit: Telegram's SwiftSignalKit model for Swift on Linux servers.

@@ -216,15 +216,15 @@ extension Signal where T: Sendable, E == NoError {
         SignalNonFailingValues(values: SignalValues(signal: self, policy: .unbounded))
     }
 
-    /// ``values`` with the given buffering policy (see
-    /// ``Signal/values(bufferingPolicy:)``).
+    /// `values` with the given buffering policy (see
+    /// ``SignalBufferingPolicy``).
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalNonFailingValues<T> {
         SignalNonFailingValues(values: SignalValues(signal: self, policy: bufferingPolicy))
     }
 }
 
 /// The values of a signal that cannot fail (`E == NoError`), as a
-/// non-throwing `AsyncSequence` (see ``Signal/values``).
+/// non-throwing `AsyncSequence` (see `Signal.values`).
 public struct SignalNonFailingValues<T: Sendable>: AsyncSequence, Sendable {
     public typealias Element = T
     public typealias Failure = Never
@@ -260,7 +260,7 @@ public struct SignalNonFailingValues<T: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// How many values an iteration of ``Signal/values(bufferingPolicy:)`` keeps
+/// How many values an iteration of `Signal.values(bufferingPolicy:)` keeps
 /// while its consumer is busy (as `AsyncStream`'s buffering policy).
 public enum SignalBufferingPolicy: Sendable, Hashable {
     /// Keeps every value.
