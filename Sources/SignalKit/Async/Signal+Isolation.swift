@@ -34,7 +34,12 @@ extension Signal where T: Sendable, E: Sendable {
     /// - Disposal: `dispose()` (from any thread) disposes the subscription at
     ///   once and drops the events not yet delivered; a callback already
     ///   running finishes. The callbacks are released on the actor if a
-    ///   delivery is pending, otherwise when the last reference goes.
+    ///   delivery is pending, otherwise by `dispose()`.
+    /// - Memory: the subscription holds the actor weakly (keeping the handle
+    ///   in the actor, as above, makes no cycle once the signal terminates or
+    ///   the handle is disposed; the callbacks, which capture the actor, are
+    ///   released then). An event that arrives after the actor is gone
+    ///   disposes the subscription.
     ///
     /// Cost: per value, a lock and a FIFO append on the signal's thread and
     /// the callback on the actor; per burst, one task. The benchmark's
@@ -60,22 +65,40 @@ extension Signal where T: Sendable, E: Sendable {
 
 /// The state of one `start(isolation:…)` subscription: the events on their
 /// way to the actor and the actor-isolated callbacks.
+///
+/// Memory: the actor is held weakly (an actor typically keeps the handle, so
+/// a strong reference would be a cycle); a pending drain job holds it until
+/// it has run. The callbacks are released after the terminal event (on the
+/// actor) or by `dispose()` (on the actor if a drain job is pending, else on
+/// the disposing thread, when no drain can run any more). An event arriving
+/// once the actor is gone disposes the subscription.
 final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
     private struct State {
         var events = _FIFO<_QueuedEvent<T, E>>()
         /// Whether a drain job is enqueued or running (at most one is).
         var draining = false
-        /// Disposed, or the terminal event was taken: nothing more is queued.
+        /// The terminal event was queued, or the subscription disposed:
+        /// nothing more is queued.
         var stopped = false
+        /// `dispose()` was called.
+        var disposed = false
     }
 
-    let actor: any Actor
+    /// What a drain job does next.
+    private enum Step {
+        case deliver(_FIFO<_QueuedEvent<T, E>>)
+        case finish(releasingCallbacks: Bool)
+    }
+
+    private weak let actor: (any Actor)?
     let upstream = MetaDisposable()
     private let state = _LockedState(State())
+    /// `state.disposed`, readable without the lock (checked per event).
     private let disposed = Synchronization.Atomic<Bool>(false)
-    // Unsafe: the callbacks were formed in `actor`'s isolation and are called
-    // and released only in `drain(on:)`, which runs isolated to `actor`
-    // (or released by `deinit`, when nothing can call them any more).
+    // Unsafe: the callbacks were formed in `actor`'s isolation; they are
+    // called and released only by the drain job, which runs isolated to
+    // `actor`, except that `dispose()` releases them when no drain job is
+    // pending and none can start (decided under the lock, see `dispose`).
     private nonisolated(unsafe) var next: ((T) -> Void)?
     private nonisolated(unsafe) var error: ((E) -> Void)?
     private nonisolated(unsafe) var completed: (() -> Void)?
@@ -90,6 +113,11 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
     /// Queues `event` (on the signal's thread) and enqueues a drain job on
     /// the actor unless one is pending.
     func enqueue(_ event: _QueuedEvent<T, E>) {
+        guard let actor else {
+            // Nobody is left to deliver to.
+            dispose()
+            return
+        }
         let startsDrain = state.withLock { (state: inout State) -> Bool in
             guard !state.stopped else { return false }
             if case .next = event {} else { state.stopped = true }
@@ -99,60 +127,70 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
             return true
         }
         if startsDrain {
-            Task { await self.drain(on: self.actor) }
+            Task { await self.drain(on: actor) }
         }
     }
 
     func dispose() {
         disposed.store(true, ordering: .releasing)
-        let dropped = state.withLock { (state: inout State) -> _FIFO<_QueuedEvent<T, E>> in
+        let (dropped, releaseHere) = state.withLock {
+            (state: inout State) -> (_FIFO<_QueuedEvent<T, E>>, Bool) in
             state.stopped = true
+            state.disposed = true
             defer { state.events = _FIFO() }
-            return state.events
+            // With no drain pending, none can start any more (`stopped`):
+            // nothing else touches the callbacks.
+            return (state.events, !state.draining)
         }
         _ = dropped
+        if releaseHere { releaseCallbacks() }
         upstream.dispose()
     }
 
     /// Delivers the queued events on the actor, a batch per lock, until the
     /// queue is empty.
     private func drain(on actor: isolated any Actor) {
-        while var batch = takeBatch() {
-            while let event = batch.popFirst() {
-                // A dispose from another thread drops the rest of the batch.
-                if disposed.load(ordering: .acquiring) { break }
-                switch event {
-                case .next(let value):
-                    next?(value)
-                case .error(let failure):
-                    let callback = error
-                    releaseCallbacks()
-                    callback?(failure)
-                case .completed:
-                    let callback = completed
-                    releaseCallbacks()
-                    callback?()
+        while true {
+            switch nextStep() {
+            case .finish(let releasing):
+                if releasing { releaseCallbacks() }
+                return
+            case .deliver(var batch):
+                while let event = batch.popFirst() {
+                    // A dispose from another thread drops the rest of the batch.
+                    if disposed.load(ordering: .acquiring) { break }
+                    switch event {
+                    case .next(let value):
+                        next?(value)
+                    case .error(let failure):
+                        let callback = error
+                        releaseCallbacks()
+                        callback?(failure)
+                    case .completed:
+                        let callback = completed
+                        releaseCallbacks()
+                        callback?()
+                    }
                 }
             }
         }
-        if disposed.load(ordering: .acquiring) {
-            releaseCallbacks()
-        }
     }
 
-    /// The queued events, or nil (and no drain pending) when there are none.
-    private func takeBatch() -> _FIFO<_QueuedEvent<T, E>>? {
-        state.withLock { (state: inout State) -> _FIFO<_QueuedEvent<T, E>>? in
-            guard !state.events.isEmpty else {
-                state.draining = false
-                return nil
+    /// The queued events; or, when there are none, the end of this drain job
+    /// (and whether it must release the callbacks: the subscription was
+    /// disposed while it was pending).
+    private func nextStep() -> Step {
+        state.withLock { (state: inout State) -> Step in
+            guard state.events.isEmpty else {
+                defer { state.events = _FIFO() }
+                return .deliver(state.events)
             }
-            defer { state.events = _FIFO() }
-            return state.events
+            state.draining = false
+            return .finish(releasingCallbacks: state.disposed)
         }
     }
 
-    /// Drops the callbacks (on the actor).
+    /// Drops the callbacks.
     private func releaseCallbacks() {
         next = nil
         error = nil

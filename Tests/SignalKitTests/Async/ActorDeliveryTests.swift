@@ -47,6 +47,11 @@ private actor Recorder {
         ready.forEach { $0.continuation.resume() }
     }
 
+    func detach() {
+        handle?.dispose()
+        handle = nil
+    }
+
     /// Waits until the log has `count` entries.
     func waitForEntries(_ count: Int) async {
         if log.count >= count { return }
@@ -85,6 +90,9 @@ private actor Recorder {
         }
         await recorder.waitForEntries(1001)
         #expect(await recorder.log == ["started"] + (0..<1000).map { "next \($0)" })
+        // The pipe never completes: disposing releases the callbacks (which
+        // capture the recorder).
+        await recorder.detach()
     }
 
     @Test func disposingDropsTheUndeliveredEventsAndDisposesUpstream() async {
@@ -111,6 +119,46 @@ private actor Recorder {
         await recorder.waitForEntries(2)
         for _ in 0..<100 where released.events.isEmpty { await Task.yield() }
         #expect(released.events == ["released"])
+    }
+}
+
+@Suite struct ActorDeliveryMemoryTests {
+    @Test func anActorKeepingItsHandleIsReleasedOnceTheSignalTerminated() async {
+        weak var weakRecorder: Recorder?
+        do {
+            let recorder = Recorder()
+            weakRecorder = recorder
+            await recorder.attach(Signal<Int, Boom>.sequence([1]))
+            await recorder.waitForEntries(3)
+        }
+        // A finishing drain job may hold the actor for a moment.
+        for _ in 0..<1000 where weakRecorder != nil { await Task.yield() }
+        #expect(weakRecorder == nil)
+    }
+
+    @Test func anEventAfterTheActorIsGoneDisposesTheSubscription() async {
+        let log = EventLog()
+        let source = TestSource<Int, Boom>("source", log: log)
+        weak var weakHolder: SilentHolder?
+        do {
+            let holder = SilentHolder()
+            weakHolder = holder
+            await holder.attach(source.signal)
+        }
+        for _ in 0..<1000 where weakHolder != nil { await Task.yield() }
+        #expect(weakHolder == nil)
+        source.putNext(1)
+        #expect(log.events == ["source.subscribe#1", "source.dispose#1"])
+    }
+}
+
+/// An actor whose callback does not capture it: dropping the actor leaves
+/// the subscription without anyone to deliver to.
+private actor SilentHolder {
+    private var handle: (any Disposable)?
+
+    func attach(_ signal: Signal<Int, Boom>) {
+        handle = signal.start(isolation: self, next: { _ in })
     }
 }
 
