@@ -5,7 +5,15 @@
 //
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
-// Benchmarks live in their own package under Benchmarks/.
+// The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics) are
+// products whose package dependencies are guarded by traits (NIO, Logging,
+// Metrics; none enabled by default): a client that does not enable a trait
+// does not even fetch swift-nio, swift-log or swift-metrics (measured with
+// Swift 6.3.1; without traits, separate products are not built but their
+// dependencies are still fetched). A client enables what it uses:
+// `.package(url: …, from: …, traits: ["NIO", "Logging", "Metrics"])`. An
+// integration product built without its trait is empty. Benchmarks live in
+// their own package under Benchmarks/.
 //===----------------------------------------------------------------------===//
 import PackageDescription
 
@@ -22,6 +30,21 @@ let package = Package(
     products: [
         .library(name: "SignalKit", targets: ["SignalKit"]),
         .library(name: "SignalKitTesting", targets: ["SignalKitTesting"]),
+        .library(name: "SignalKitNIO", targets: ["SignalKitNIO"]),
+        .library(name: "SignalKitLogging", targets: ["SignalKitLogging"]),
+        .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
+    ],
+    traits: [
+        .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
+        .trait(name: "Logging", description: "SignalKitLogging: event logging into swift-log"),
+        .trait(name: "Metrics", description: "SignalKitMetrics: counters, timers and gauges in swift-metrics"),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        // Only for the integration products, each behind its trait (see the header).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -48,6 +71,22 @@ let package = Package(
             dependencies: ["SignalKit"],
             swiftSettings: swiftSettings
         ),
+        // Integrations, one product each.
+        .target(
+            name: "SignalKitNIO",
+            dependencies: ["SignalKit", .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitLogging",
+            dependencies: ["SignalKit", .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitMetrics",
+            dependencies: ["SignalKit", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "SignalKitTests",
             dependencies: ["SignalKit", "SignalKitTesting"],
@@ -67,6 +106,34 @@ let package = Package(
         .testTarget(
             name: "SignalKitAllocationTests",
             dependencies: ["SignalKit", "CAllocationCounter"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitNIOTests",
+            dependencies: [
+                "SignalKitNIO", "SignalKitTesting",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitLoggingTests",
+            dependencies: [
+                "SignalKitLogging", "SignalKitTesting",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitMetricsTests",
+            dependencies: [
+                "SignalKitMetrics", "SignalKitTesting",
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,6 +8,8 @@
 @preconcurrency import Darwin
 #endif
 
+import Synchronization
+
 // Debugging, part 2: logging a signal's events (ReactiveCocoa's `logNext`,
 // `logError`, `logCompleted`, `logAll`), plus subscriptions and disposals.
 // Nothing is logged unless one of these operators is applied; each line goes
@@ -37,27 +39,64 @@ public struct SignalLogEvents: OptionSet, Sendable, Hashable {
     public static let all: SignalLogEvents = [.subscribed, .next, .error, .completed, .disposed]
 }
 
-/// Where logging operators write their lines (one call per line, without a
-/// trailing newline).
+/// Where logging operators write: lines (one call per line, without a
+/// trailing newline), or structured records for a logging library.
 ///
 /// ```swift
 /// let lines = Atomic<[String]>(value: [])
 /// let sink = SignalLogSink { line in lines.modify { $0 + [line] } }
 /// _ = (signal |> logAll(to: sink)).start()
 /// ```
+///
+/// A record sink (``init(isEnabled:record:)``) receives a ``SignalLogRecord``
+/// per event, and is first asked whether it wants that kind: an event it does
+/// not want is not formatted. SignalKitLogging's `SignalLogSink.logger(_:)`
+/// is one, for swift-log.
 public struct SignalLogSink: Sendable {
-    private let writeLine: @Sendable (String) -> Void
+    private let writeLine: (@Sendable (String) -> Void)?
+    private let writeRecord: (@Sendable (SignalLogRecord) -> Void)?
+    private let enabled: (@Sendable (SignalLogEvents) -> Bool)?
 
     /// A sink calling `write` with each line. `write` may be called from any
     /// thread a logged signal delivers on, concurrently for different
     /// subscriptions.
     public init(_ write: @escaping @Sendable (String) -> Void) {
         self.writeLine = write
+        self.writeRecord = nil
+        self.enabled = nil
     }
 
-    /// Writes one line.
+    /// A sink receiving a structured record per event. `isEnabled` is asked
+    /// first (with the event's kind); when it says no, nothing is formatted
+    /// or recorded. Both may be called from any thread a logged signal
+    /// delivers on, concurrently for different subscriptions.
+    public init(
+        isEnabled: @escaping @Sendable (SignalLogEvents) -> Bool = { _ in true },
+        record: @escaping @Sendable (SignalLogRecord) -> Void
+    ) {
+        self.writeLine = nil
+        self.writeRecord = record
+        self.enabled = isEnabled
+    }
+
+    /// Writes one line (a record sink receives it as a record whose `event`
+    /// is empty and whose `signal` is the line).
     public func write(_ line: String) {
-        writeLine(line)
+        if let writeLine {
+            writeLine(line)
+        } else {
+            writeRecord?(SignalLogRecord(signal: line, event: [], subscription: 0, detail: nil))
+        }
+    }
+
+    /// Writes one event, formatting `detail` only if the sink wants it.
+    @inline(__always)
+    func log(_ event: SignalLogEvents, _ signal: String, _ subscription: UInt64, _ detail: @autoclosure () -> String? = nil) {
+        if let writeLine {
+            writeLine(SignalLogRecord.line(signal: signal, event: event, detail: detail()))
+        } else if let writeRecord, enabled?(event) ?? true {
+            writeRecord(SignalLogRecord(signal: signal, event: event, subscription: subscription, detail: detail()))
+        }
     }
 
     /// Standard error, one `fputs` per line (the C library locks the stream,
@@ -66,6 +105,54 @@ public struct SignalLogSink: Sendable {
         fputs(line + "\n", stderr)
     }
 }
+
+/// One event written by a logging operator to a record sink.
+public struct SignalLogRecord: Sendable {
+    /// The logged signal's description: its name (`named(_:)`), its operator
+    /// chain while naming is on, else its type.
+    public let signal: String
+    /// The kind of event (exactly one of ``SignalLogEvents``' members; empty
+    /// for a raw line written with ``SignalLogSink/write(_:)``).
+    public let event: SignalLogEvents
+    /// Numbers the logged subscriptions (process-wide, from 1), so that one
+    /// subscription's events can be told apart from another's.
+    public let subscription: UInt64
+    /// The value (`next`) or the error (`error`), formatted; nil otherwise.
+    public let detail: String?
+
+    public init(signal: String, event: SignalLogEvents, subscription: UInt64, detail: String?) {
+        self.signal = signal
+        self.event = event
+        self.subscription = subscription
+        self.detail = detail
+    }
+
+    /// `subscribed`, `next`, `error`, `completed` or `disposed` (empty for a
+    /// raw line).
+    public var eventName: String {
+        switch event {
+        case .subscribed: "subscribed"
+        case .next: "next"
+        case .error: "error"
+        case .completed: "completed"
+        case .disposed: "disposed"
+        default: ""
+        }
+    }
+
+    /// The line a line sink writes: `quotes next: 42`, `quotes completed`.
+    public var line: String {
+        event.isEmpty ? signal : Self.line(signal: signal, event: event, detail: detail)
+    }
+
+    static func line(signal: String, event: SignalLogEvents, detail: String?) -> String {
+        let name = SignalLogRecord(signal: signal, event: event, subscription: 0, detail: nil).eventName
+        return detail.map { "\(signal) \(name): \($0)" } ?? "\(signal) \(name)"
+    }
+}
+
+/// Numbers logged subscriptions for ``SignalLogRecord/subscription``.
+let _logSubscriptionCounter = Synchronization.Atomic<UInt64>(0)
 
 /// Logs the chosen kinds of events with the signal's description, then
 /// forwards everything unchanged.
@@ -168,12 +255,15 @@ func _logging<T, E>(
     { signal in
         let prefix = signal.description
         return Signal { subscriber in
-            if events.contains(.subscribed) { sink.write(prefix + " subscribed") }
-            let handle = signal._start(_LogSink(downstream: subscriber, prefix: prefix, events: events, sink: sink))
+            let number = _logSubscriptionCounter.add(1, ordering: .relaxed).newValue
+            if events.contains(.subscribed) { sink.log(.subscribed, prefix, number) }
+            let handle = signal._start(
+                _LogSink(downstream: subscriber, prefix: prefix, subscription: number, events: events, sink: sink)
+            )
             guard events.contains(.disposed) else { return handle }
             return ActionDisposable {
                 handle.dispose()
-                sink.write(prefix + " disposed")
+                sink.log(.disposed, prefix, number)
             }
         }._derived(operatorName, from: signal)
     }
@@ -184,28 +274,30 @@ final class _LogSink<T, E>: _Sink<T, E>, @unchecked Sendable {
     let downstream: Subscriber<T, E>
     override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let prefix: String
+    let subscription: UInt64
     let events: SignalLogEvents
     let sink: SignalLogSink
 
-    init(downstream: Subscriber<T, E>, prefix: String, events: SignalLogEvents, sink: SignalLogSink) {
+    init(downstream: Subscriber<T, E>, prefix: String, subscription: UInt64, events: SignalLogEvents, sink: SignalLogSink) {
         self.downstream = downstream
         self.prefix = prefix
+        self.subscription = subscription
         self.events = events
         self.sink = sink
     }
 
     override func putNext(_ value: T) {
-        if events.contains(.next) { sink.write("\(prefix) next: \(value)") }
+        if events.contains(.next) { sink.log(.next, prefix, subscription, "\(value)") }
         downstream.putNext(value)
     }
 
     override func putError(_ error: E) {
-        if events.contains(.error) { sink.write("\(prefix) error: \(error)") }
+        if events.contains(.error) { sink.log(.error, prefix, subscription, "\(error)") }
         downstream.putError(error)
     }
 
     override func putCompletion() {
-        if events.contains(.completed) { sink.write(prefix + " completed") }
+        if events.contains(.completed) { sink.log(.completed, prefix, subscription) }
         downstream.putCompletion()
     }
 }

@@ -1,0 +1,54 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if Metrics
+import Metrics
+import MetricsTestKit
+import SignalKit
+import SignalKitMetrics
+import SignalKitTesting
+import Testing
+
+private enum Boom: Error { case boom }
+
+@Suite(.serialized) struct MeteredTests {
+    @Test func countsEachKindOfEventPerNamedSignal() throws {
+        let metrics = TestMetrics()
+        let source = TestSource<Int, Boom>("source", log: EventLog())
+        let quotes = source.signal |> metered("quotes", factory: metrics)
+        let first = quotes.start()
+        source.putNext(1)
+        source.putNext(2)
+        source.putError(.boom)
+        _ = first
+        let second = quotes.start()
+        source.putNext(3)
+        second.dispose()
+        _ = (Signal<Int, Boom>.complete() |> metered("quotes", factory: metrics)).start()
+        let dimensions = [("signal", "quotes")]
+        #expect(metrics.counterTotal(label: "signalkit_subscriptions_total", dimensions: dimensions) == 3)
+        #expect(metrics.counterTotal(label: "signalkit_values_total", dimensions: dimensions) == 3)
+        #expect(metrics.counterTotal(label: "signalkit_errors_total", dimensions: dimensions) == 1)
+        #expect(metrics.counterTotal(label: "signalkit_completions_total", dimensions: dimensions) == 1)
+        #expect(metrics.counterTotal(label: "signalkit_disposals_total", dimensions: dimensions) == 1)
+        let timer = try metrics.expectTimer("signalkit_time_to_first_event", dimensions)
+        #expect(timer.values.count == 3)
+        #expect(timer.values.allSatisfy { $0 >= 0 })
+    }
+
+    @Test func theReporterRecordsLiveObjectGauges() throws {
+        let metrics = TestMetrics()
+        let pipe = ValuePipe<Int>()
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        let before = try metrics.expectGauge("signalkit_live_subscriptions").lastValue ?? -1
+        let handles = (0..<3).map { _ in pipe.signal().start() }
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        let during = try metrics.expectGauge("signalkit_live_subscriptions").lastValue ?? -1
+        handles.forEach { $0.dispose() }
+        // Other tests of this process may hold subscriptions meanwhile: the
+        // three are counted on top of whatever was live before.
+        #expect(during >= before + 3)
+        #expect(try metrics.expectGauge("signalkit_live_bags").lastValue ?? 0 >= 1)
+    }
+}
+
+#endif  // Metrics
