@@ -1,0 +1,41 @@
+// swift-tools-version: 6.2
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+//===----------------------------------------------------------------------===//
+// An example live-market service on Hummingbird 2, built on SignalKit and its
+// server integrations (event loops, swift-log, swift-metrics) and on
+// swift-service-lifecycle. See README.md.
+//===----------------------------------------------------------------------===//
+import PackageDescription
+
+let package = Package(
+    name: "MarketService",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "../..", traits: ["NIO", "Logging", "Metrics"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .target(
+            name: "MarketService",
+            dependencies: [
+                .product(name: "SignalKit", package: "main"),
+                .product(name: "SignalKitNIO", package: "main"),
+                .product(name: "SignalKitLogging", package: "main"),
+                .product(name: "SignalKitMetrics", package: "main"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "market-server",
+            dependencies: ["MarketService"]
+        ),
+    ]
+)

@@ -1,0 +1,33 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Logging
+import NIOCore
+import SignalKit
+import SignalKitLogging
+import SignalKitMetrics
+import SignalKitNIO
+
+/// One WebSocket client's signal graph: the latest tick of each of its
+/// instruments (`combineLatest`), only when something changed
+/// (`distinctUntilChanged`), at most one update per `rateLimit` window
+/// (`throttle(for:latest:)`: the newest state of each window), delivered on
+/// the connection's event loop. Logged (subscription, disposal, errors) and
+/// metered as "client-graph".
+///
+/// Nothing runs until it is started; disposing the subscription (the
+/// connection's task does when the client goes) tears the whole graph down.
+public func clientGraph(
+    feed: Feed,
+    instruments: [Int],
+    rateLimit: Duration,
+    eventLoop: any EventLoop,
+    logger: Logger
+) -> Signal<[Tick], NoError> {
+    combineLatest(instruments.map { feed.ticks(of: $0) })
+        |> distinctUntilChanged
+        |> throttle(for: rateLimit, queue: Queue(eventLoop: eventLoop), latest: true)
+        |> deliverOn(eventLoop)
+        |> named("client-graph")
+        |> logEvents([.subscribed, .error, .disposed], to: .logger(logger))
+        |> metered("client-graph")
+}

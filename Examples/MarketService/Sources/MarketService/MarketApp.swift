@@ -1,0 +1,186 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SignalKit
+import SignalKitMetrics
+import Synchronization
+
+/// The service's settings.
+public struct MarketConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var instruments = 100
+    public var ticksPerSecond = 10_000
+    /// At most one update per client per window.
+    public var rateLimit: Duration = .milliseconds(50)
+    /// Updates a slow client may have waiting; older ones are dropped.
+    public var clientBuffer = 8
+    /// What builds the per-client pipelines.
+    public var engine: Engine = .signalKit
+
+    public enum Engine: String, Sendable {
+        /// `clientGraph`: SignalKit operators.
+        case signalKit = "signalkit"
+        /// `AsyncStreamFanOut`: the same pipeline on AsyncStream, for comparison.
+        case asyncStream = "asyncstream"
+    }
+
+    public init() {}
+}
+
+/// The live-market service: a feed, and per WebSocket client a signal graph
+/// (see `clientGraph`).
+///
+/// * `GET /ws?instruments=3,17,42` upgrades to a WebSocket that receives, as
+///   text, one line per update: `instrument:sequence:price:timestamp`
+///   entries separated by spaces, one per instrument, in the order asked.
+/// * `GET /snapshot/:instrument`: the instrument's latest tick (from its
+///   `ValuePromise`), the same format.
+/// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>`.
+public final class MarketService: Sendable {
+    public let configuration: MarketConfiguration
+    public let feed: Feed
+    let clients = Synchronization.Atomic<Int>(0)
+    let logger: Logger
+
+    public init(configuration: MarketConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.feed = Feed(
+            instruments: configuration.instruments,
+            fanOut: configuration.engine == .asyncStream ? AsyncStreamFanOut(instruments: configuration.instruments) : nil
+        )
+        self.logger = logger
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: the server
+    /// stops, client graphs are disposed, the feed service stops the feed.
+    public func run() async throws {
+        SignalKitDebug.isTrackingLiveObjects = true
+        let feed = self.feed
+        let router = Router()
+        router.get("snapshot/:instrument") { _, context -> String in
+            guard let instrument = context.parameters.get("instrument", as: Int.self),
+                (0..<feed.instruments).contains(instrument)
+            else { throw HTTPError(.notFound) }
+            let tick = try await feed.latestTick(of: instrument).first()
+            return encode([tick]) + "\n"
+        }
+        router.get("stats") { _, _ -> String in
+            self.stats() + "\n"
+        }
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade { request, channel, logger in
+                guard let path = request.path, path.hasPrefix("/ws"),
+                    let instruments = Self.instruments(in: path, count: feed.instruments)
+                else { return .dontUpgrade }
+                let eventLoop = channel.eventLoop
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await self.serve(instruments, on: eventLoop, inbound: inbound, outbound: outbound)
+                }
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            services: [FeedService(feed: feed, ticksPerSecond: configuration.ticksPerSecond, logger: logger)],
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    /// One client: its graph's updates go out until the client goes, then
+    /// the graph is disposed (the iteration ends with the task group).
+    func serve(
+        _ instruments: [Int],
+        on eventLoop: any EventLoop,
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter
+    ) async throws {
+        clients.add(1, ordering: .relaxed)
+        defer { clients.subtract(1, ordering: .relaxed) }
+        if let fanOut = feed.fanOut {
+            await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await _ in inbound {}
+                }
+                group.addTask { [configuration] in
+                    try await fanOut.serve(
+                        instruments,
+                        rateLimit: configuration.rateLimit,
+                        buffer: configuration.clientBuffer * instruments.count
+                    ) { ticks in
+                        try await outbound.write(.text(encode(ticks)))
+                    }
+                }
+                _ = try? await group.next()
+                group.cancelAll()
+            }
+            return
+        }
+        let graph = clientGraph(
+            feed: feed,
+            instruments: instruments,
+            rateLimit: configuration.rateLimit,
+            eventLoop: eventLoop,
+            logger: logger
+        )
+        let updates = graph.values(bufferingPolicy: .bufferingNewest(configuration.clientBuffer))
+        await withThrowingTaskGroup(of: Void.self) { group in
+            // Ends when the client closes (or drops) the connection.
+            group.addTask {
+                for try await _ in inbound {}
+            }
+            group.addTask {
+                for await ticks in updates {
+                    try await outbound.write(.text(encode(ticks)))
+                }
+            }
+            _ = try? await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// `clients=… liveSubscriptions=… liveBags=…`.
+    public func stats() -> String {
+        "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
+            + "liveBags=\(SignalKitDebug.liveBags)"
+    }
+
+    /// The instruments of `/ws?instruments=1,2,3`, or nil if malformed.
+    static func instruments(in path: String, count: Int) -> [Int]? {
+        guard let query = path.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0] == "instruments" else { continue }
+            let instruments = parts[1].split(separator: ",").compactMap { Int($0) }
+            guard !instruments.isEmpty, instruments.allSatisfy({ (0..<count).contains($0) }) else { return nil }
+            return instruments
+        }
+        return nil
+    }
+}
+
+/// `instrument:sequence:price:timestamp` per tick, separated by spaces.
+func encode(_ ticks: [Tick]) -> String {
+    ticks.map { "\($0.instrument):\($0.sequence):\($0.price):\($0.timestamp)" }.joined(separator: " ")
+}
+
+/// The feed as a lifecycle service: `run()` starts it (and the metrics
+/// reporter), waits for graceful shutdown, then stops both.
+struct FeedService: Service {
+    let feed: Feed
+    let ticksPerSecond: Int
+    let logger: Logger
+
+    func run() async throws {
+        let reporting = SignalKitMetricsReporter.start(every: .seconds(10), on: Queue(name: "metrics"))
+        feed.start(ticksPerSecond: ticksPerSecond)
+        logger.info("feed started", metadata: ["instruments": "\(feed.instruments)", "ticksPerSecond": "\(ticksPerSecond)"])
+        try? await gracefulShutdown()
+        feed.stop()
+        reporting.dispose()
+        logger.info("feed stopped")
+    }
+}
