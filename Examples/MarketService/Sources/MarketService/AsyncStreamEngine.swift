@@ -25,11 +25,16 @@ public final class AsyncStreamFanOut: Sendable {
     }
 
     /// Called by the feed thread for every tick.
+    ///
+    /// The continuations are copied under the lock and yielded to outside it:
+    /// yielding under the lock deadlocks (measured here) against a client's
+    /// cancellation, which runs `onTermination` (taking this lock) while the
+    /// runtime holds the task's status lock, which `yield` needs to resume
+    /// the task.
     func publish(_ tick: Tick) {
-        registry.withLock { registry in
-            for continuation in registry.byInstrument[tick.instrument].values {
-                continuation.yield(tick)
-            }
+        let continuations = registry.withLock { Array($0.byInstrument[tick.instrument].values) }
+        for continuation in continuations {
+            continuation.yield(tick)
         }
     }
 

@@ -1,5 +1,6 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+import Dispatch
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -179,7 +180,13 @@ struct FeedService: Service {
         feed.start(ticksPerSecond: ticksPerSecond)
         logger.info("feed started", metadata: ["instruments": "\(feed.instruments)", "ticksPerSecond": "\(ticksPerSecond)"])
         try? await gracefulShutdown()
-        feed.stop()
+        // `stop()` waits for the feed's thread: not on the cooperative pool.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                feed.stop()
+                done.resume()
+            }
+        }
         reporting.dispose()
         logger.info("feed stopped")
     }

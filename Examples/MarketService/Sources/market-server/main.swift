@@ -39,7 +39,18 @@ func serve(_ configuration: MarketConfiguration, logger: Logger) async throws {
 }
 
 try await serve(configuration, logger: logger)
+// Connection tasks may still be finishing when the server returns: give
+// them up to 5 s to release what they hold before reading the counters.
+let clock = ContinuousClock()
+let stoppedAt = clock.now
+let deadline = stoppedAt.advanced(by: .seconds(5))
+while clock.now < deadline,
+    SignalKitDebug.liveSubscriptions + SignalKitDebug.liveBags + SignalKitDebug.liveBagArrays
+        + SignalKitDebug.retiredBagItems > 0
+{
+    try await Task.sleep(for: .milliseconds(10))
+}
 print(
-    "market-server stopped: liveSubscriptions=\(SignalKitDebug.liveSubscriptions) liveBags=\(SignalKitDebug.liveBags) "
+    "market-server stopped (counters read \(clock.now - stoppedAt) after the server returned): liveSubscriptions=\(SignalKitDebug.liveSubscriptions) liveBags=\(SignalKitDebug.liveBags) "
         + "liveBagArrays=\(SignalKitDebug.liveBagArrays) retiredBagItems=\(SignalKitDebug.retiredBagItems)"
 )
