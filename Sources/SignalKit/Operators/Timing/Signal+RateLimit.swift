@@ -76,32 +76,18 @@ public func debounce<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signa
 
 // MARK: - Engine
 
-/// The window, the value waiting in it and the window's timer.
-///
-/// `@unchecked Sendable`: `windowOpen`, `pending`, `timer`, `window` and
-/// `stopped` are guarded by `mutex`; the rest is immutable.
-final class _RateLimitState<T: Sendable, E>: @unchecked Sendable {
-    let delivery: _SerialDelivery<T, E>
-    let interval: Double
-    let queue: Queue
+/// The rate limit's window: open or not, and the value waiting in it (the
+/// shared `_PendingTimerState` holds the value, the timer and the
+/// termination; `generation` numbers the windows).
+final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: `windowOpen` is guarded by `mutex`; `latest` is
+    // immutable.
     let latest: Bool
-    private let mutex = _Mutex()
     private var windowOpen = false
-    private var pending: T?
-    private var timer: (any Disposable)?
-    /// Numbers the windows: a timer only ends its own window.
-    private var window = 0
-    private var stopped = false
 
     init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, latest: Bool) {
-        self.delivery = _SerialDelivery(downstream: downstream)
-        self.interval = interval
-        self.queue = queue
         self.latest = latest
-    }
-
-    deinit {
-        mutex.destroy()
+        super.init(downstream: downstream, interval: interval, queue: queue)
     }
 
     func putNext(_ value: T) {
@@ -115,8 +101,8 @@ final class _RateLimitState<T: Sendable, E>: @unchecked Sendable {
         }
         if !windowOpen {
             windowOpen = true
-            window += 1
-            opened = window
+            generation += 1
+            opened = generation
             mustDrain = delivery.push(.next(value))
         } else if latest || pending == nil {
             swap(&replaced, &pending)
@@ -128,35 +114,22 @@ final class _RateLimitState<T: Sendable, E>: @unchecked Sendable {
         if mustDrain { delivery.drain() }
     }
 
-    private func arm(_ number: Int) {
-        // Strong: a running window keeps the state (and the downstream) alive
-        // until it ends or is cancelled, also once the upstream let go.
-        let handle = queue.cancellableAfter(interval) { [self] in
-            windowEnded(number)
-        }
-        let keep = mutex.withLock { () -> Bool in
-            guard !stopped, window == number else { return false }
-            timer = handle
-            return true
-        }
-        if !keep { handle.dispose() }
-    }
-
-    private func windowEnded(_ number: Int) {
+    /// The end of window `number`: its waiting value goes out and opens the
+    /// next window; a quiet window closes.
+    override func timerFired(_ number: Int) {
         var firedTimer: (any Disposable)?
         var opened: Int?
         var mustDrain = false
         mutex.lock()
-        guard !stopped, window == number else {
+        guard !stopped, generation == number else {
             mutex.unlock()
             return
         }
         swap(&firedTimer, &timer)
         if let value = pending {
-            // The waiting value goes out and opens the next window.
             pending = nil
-            window += 1
-            opened = window
+            generation += 1
+            opened = generation
             mustDrain = delivery.push(.next(value))
         } else {
             windowOpen = false
@@ -165,39 +138,6 @@ final class _RateLimitState<T: Sendable, E>: @unchecked Sendable {
         firedTimer = nil  // released outside the lock
         if let opened { arm(opened) }
         if mustDrain { delivery.drain() }
-    }
-
-    func putCompletion() {
-        var flushed: T?
-        mutex.lock()
-        swap(&flushed, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        var mustDrain = false
-        if let flushed { mustDrain = delivery.push(.next(flushed)) }
-        mustDrain = delivery.push(.completed) || mustDrain
-        mutex.unlock()
-        oldTimer?.dispose()
-        if mustDrain { delivery.drain() }
-    }
-
-    func putError(_ error: E) {
-        stop()
-        delivery.putError(error)
-    }
-
-    /// Drops the waiting value and cancels the timer; nothing more is sent.
-    func stop() {
-        var dropped: T?
-        mutex.lock()
-        swap(&dropped, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        mutex.unlock()
-        oldTimer?.dispose()
-        dropped = nil
     }
 }
 

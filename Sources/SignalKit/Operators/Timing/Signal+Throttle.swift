@@ -90,20 +90,24 @@ private func _throttle<T, E>(
     }
 }
 
-/// The pending value and its timer.
+/// A value waiting for a timer, shared by `throttle` (the debounce) and
+/// `throttle(for:queue:latest:)` (the rate limit): the waiting value, the
+/// armed timer and the termination, all guarded by `mutex`; a subclass says
+/// what a timer does when it fires (`timerFired`).
 ///
 /// `@unchecked Sendable`: `pending`, `timer`, `generation` and `stopped` are
-/// guarded by `mutex`; the rest is immutable.
-final class _ThrottleState<T, E>: @unchecked Sendable {
+/// guarded by `mutex` (subclasses' fields too); the rest is immutable.
+class _PendingTimerState<T, E>: @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
     let interval: Double
     let queue: Queue
-    private let mutex = _Mutex()
-    private var pending: T?
-    private var timer: (any Disposable)?
-    /// Numbers the pending values: a timer only flushes its own value.
-    private var generation = 0
-    private var stopped = false
+    let mutex = _Mutex()
+    /// The value waiting for the timer.
+    var pending: T?
+    var timer: (any Disposable)?
+    /// Numbers the timers: a timer only acts if it is still the current one.
+    var generation = 0
+    var stopped = false
 
     init(downstream: Subscriber<T, E>, interval: Double, queue: Queue) {
         self.delivery = _SerialDelivery(downstream: downstream)
@@ -114,6 +118,66 @@ final class _ThrottleState<T, E>: @unchecked Sendable {
     deinit {
         mutex.destroy()
     }
+
+    /// Arms timer `number` (a `generation` taken under the lock).
+    final func arm(_ number: Int) {
+        // Strong: an armed timer keeps the state (and the downstream) alive
+        // until it fires or is cancelled, also once the upstream let go.
+        let handle = queue.cancellableAfter(interval) { [self] in
+            timerFired(number)
+        }
+        let keep = mutex.withLock { () -> Bool in
+            guard !stopped, generation == number else { return false }
+            timer = handle
+            return true
+        }
+        if !keep { handle.dispose() }
+    }
+
+    /// What timer `number` does when it fires (called without the lock).
+    func timerFired(_ number: Int) {
+        fatalError("_PendingTimerState.timerFired is abstract")
+    }
+
+    /// Sends the waiting value (if any), then completes.
+    final func putCompletion() {
+        var flushed: T?
+        mutex.lock()
+        swap(&flushed, &pending)
+        let oldTimer = timer
+        timer = nil
+        stopped = true
+        var mustDrain = false
+        if let flushed { mustDrain = delivery.push(.next(flushed)) }
+        mustDrain = delivery.push(.completed) || mustDrain
+        mutex.unlock()
+        oldTimer?.dispose()
+        if mustDrain { delivery.drain() }
+    }
+
+    /// Drops the waiting value and forwards the error at once.
+    final func putError(_ error: E) {
+        stop()
+        delivery.putError(error)
+    }
+
+    /// Drops the waiting value and cancels the timer; nothing more is sent.
+    final func stop() {
+        var dropped: T?
+        mutex.lock()
+        swap(&dropped, &pending)
+        let oldTimer = timer
+        timer = nil
+        stopped = true
+        mutex.unlock()
+        oldTimer?.dispose()
+        dropped = nil
+    }
+}
+
+/// The debounce: a new value replaces the waiting one and restarts the timer.
+final class _ThrottleState<T, E>: _PendingTimerState<T, E>, @unchecked Sendable {
+    // `@unchecked Sendable`: no fields of its own.
 
     func putNext(_ value: T, throttled: Bool) {
         var replaced: T?
@@ -141,21 +205,7 @@ final class _ThrottleState<T, E>: @unchecked Sendable {
         if mustDrain { delivery.drain() }
     }
 
-    private func arm(_ number: Int) {
-        // Strong: a pending timer keeps the state (and the downstream) alive
-        // until it fires or is cancelled, also once the upstream let go.
-        let handle = queue.cancellableAfter(interval) { [self] in
-            fire(number)
-        }
-        let keep = mutex.withLock { () -> Bool in
-            guard !stopped, generation == number else { return false }
-            timer = handle
-            return true
-        }
-        if !keep { handle.dispose() }
-    }
-
-    private func fire(_ number: Int) {
+    override func timerFired(_ number: Int) {
         var flushed: T?
         var firedTimer: (any Disposable)?
         mutex.lock()
@@ -168,39 +218,6 @@ final class _ThrottleState<T, E>: @unchecked Sendable {
         mutex.unlock()
         firedTimer = nil  // released outside the lock
         if mustDrain { delivery.drain() }
-    }
-
-    func putCompletion() {
-        var flushed: T?
-        mutex.lock()
-        swap(&flushed, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        var mustDrain = false
-        if let flushed { mustDrain = delivery.push(.next(flushed)) }
-        mustDrain = delivery.push(.completed) || mustDrain
-        mutex.unlock()
-        oldTimer?.dispose()
-        if mustDrain { delivery.drain() }
-    }
-
-    func putError(_ error: E) {
-        stop()
-        delivery.putError(error)
-    }
-
-    /// Drops the pending value and cancels its timer; nothing more is sent.
-    func stop() {
-        var dropped: T?
-        mutex.lock()
-        swap(&dropped, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        mutex.unlock()
-        oldTimer?.dispose()
-        dropped = nil
     }
 }
 
