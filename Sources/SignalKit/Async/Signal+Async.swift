@@ -144,7 +144,7 @@ final class _AwaitWaiter<T: Sendable, E: Sendable>: @unchecked Sendable {
         mutex.lock()
         if let outcome {
             mutex.unlock()
-            resume(continuation, with: outcome)
+            continuation.resume(returning: outcome)
             return false
         }
         self.continuation = continuation
@@ -163,14 +163,7 @@ final class _AwaitWaiter<T: Sendable, E: Sendable>: @unchecked Sendable {
         let continuation = self.continuation
         self.continuation = nil
         mutex.unlock()
-        if let continuation { resume(continuation, with: outcome) }
-    }
-
-    private func resume(
-        _ continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>,
-        with outcome: _AwaitOutcome<T, E>
-    ) {
-        continuation.resume(returning: outcome)
+        continuation?.resume(returning: outcome)
     }
 }
 

@@ -111,13 +111,9 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
     }
 
     /// Queues `event` (on the signal's thread) and enqueues a drain job on
-    /// the actor unless one is pending.
+    /// the actor unless one is pending; if the actor is gone by then, disposes
+    /// the subscription instead.
     func enqueue(_ event: _QueuedEvent<T, E>) {
-        guard let actor else {
-            // Nobody is left to deliver to.
-            dispose()
-            return
-        }
         let startsDrain = state.withLock { (state: inout State) -> Bool in
             guard !state.stopped else { return false }
             if case .next = event {} else { state.stopped = true }
@@ -126,9 +122,16 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
             state.draining = true
             return true
         }
-        if startsDrain {
-            Task { await self.drain(on: actor) }
+        guard startsDrain else { return }
+        // The weak reference is read once per burst, not per value.
+        guard let actor else {
+            // Nobody is left to deliver to: no drain job will run, so
+            // `dispose()` releases the callbacks itself.
+            state.withLock { $0.draining = false }
+            dispose()
+            return
         }
+        Task { await self.drain(on: actor) }
     }
 
     func dispose() {

@@ -130,6 +130,10 @@ public struct SignalLogRecord: Sendable {
     /// `subscribed`, `next`, `error`, `completed` or `disposed` (empty for a
     /// raw line).
     public var eventName: String {
+        Self.name(of: event)
+    }
+
+    static func name(of event: SignalLogEvents) -> String {
         switch event {
         case .subscribed: "subscribed"
         case .next: "next"
@@ -146,7 +150,7 @@ public struct SignalLogRecord: Sendable {
     }
 
     static func line(signal: String, event: SignalLogEvents, detail: String?) -> String {
-        let name = SignalLogRecord(signal: signal, event: event, subscription: 0, detail: nil).eventName
+        let name = Self.name(of: event)
         return detail.map { "\(signal) \(name): \($0)" } ?? "\(signal) \(name)"
     }
 }

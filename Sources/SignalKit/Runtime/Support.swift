@@ -5,10 +5,9 @@
 /// Moves a non-`Sendable` value across a concurrency boundary.
 ///
 /// `@unchecked Sendable` because the hand-off is a transfer: whoever creates the
-/// box stops using the value, and exactly one party (a queue block, a timer
-/// handler) uses it afterwards. SignalKit's public API takes non-`Sendable`
-/// closures for SwiftSignalKit source compatibility; the threading contract of
-/// each API documents where those closures run.
+/// box stops using the value, and exactly one party uses it afterwards. Its one
+/// use: `Queue.sync` hands its non-escaping, non-`Sendable` closure to a
+/// Dispatch queue while the caller waits for it.
 struct _UncheckedSendable<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }

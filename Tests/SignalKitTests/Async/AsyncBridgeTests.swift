@@ -80,7 +80,8 @@ private enum Boom: Error, Equatable { case boom }
         #expect(received == expected)
     }
 
-    @Test func aValueForAWaitingConsumerIsNeverDropped() async {
+    // Dropping every value would hang `first`: the time limit turns that into a failure.
+    @Test(.timeLimit(.minutes(1))) func aValueForAWaitingConsumerIsNeverDropped() async {
         let pipe = ValuePipe<Int>()
         let probe = SubscriptionProbe()
         var iterator = probe.watch(pipe.signal()).values(bufferingPolicy: .bufferingOldest(0)).makeAsyncIterator()

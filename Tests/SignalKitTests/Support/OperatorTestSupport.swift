@@ -123,3 +123,17 @@ func captureStandardOutputForMetaTests(_ body: () -> Void) -> String {
     close(fds[0])
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// Logs each event with the virtual time and whether it arrives on `queue`.
+func timedLog<T, E>(
+    _ signal: Signal<T, E>,
+    _ log: EventLog,
+    _ scheduler: VirtualTimeScheduler,
+    _ queue: Queue
+) -> any Disposable {
+    signal.start(
+        next: { log.append("next \($0) at \(scheduler.now) onQueue=\(queue.isCurrent())") },
+        error: { log.append("error \($0) at \(scheduler.now)") },
+        completed: { log.append("completed at \(scheduler.now)") }
+    )
+}

@@ -8,20 +8,6 @@ import Testing
 // delayEvents (Sources/SignalKit/Operators/Timing/), on
 // virtual time.
 
-/// Logs each event with the virtual time and whether it arrives on `queue`.
-private func timedLog<T, E>(
-    _ signal: Signal<T, E>,
-    _ log: EventLog,
-    _ scheduler: VirtualTimeScheduler,
-    _ queue: Queue
-) -> any Disposable {
-    signal.start(
-        next: { log.append("next \($0) at \(scheduler.now) onQueue=\(queue.isCurrent())") },
-        error: { log.append("error \($0) at \(scheduler.now)") },
-        completed: { log.append("completed at \(scheduler.now)") }
-    )
-}
-
 @Suite struct RACIntervalTimerTests {
     @Test func intervalTicksOnTheQueueUntilDisposed() {
         let scheduler = VirtualTimeScheduler()

@@ -10,20 +10,6 @@ import Testing
 
 private enum Failure: Error, Equatable { case boom }
 
-/// Logs each event with the virtual time and whether it arrives on `queue`.
-private func timedLog<T, E>(
-    _ signal: Signal<T, E>,
-    _ log: EventLog,
-    _ scheduler: VirtualTimeScheduler,
-    _ queue: Queue
-) -> any Disposable {
-    signal.start(
-        next: { log.append("next \($0) at \(scheduler.now) onQueue=\(queue.isCurrent())") },
-        error: { log.append("error \($0) at \(scheduler.now)") },
-        completed: { log.append("completed at \(scheduler.now)") }
-    )
-}
-
 /// Sends `values` (time, value) through a pipe on virtual time, then runs the
 /// scheduler to the end; returns the log.
 private func feed(
@@ -185,8 +171,8 @@ private func feed(
         let ticks = timedLog(interval(.milliseconds(500), queue: queue) |> take(3), log, scheduler, queue)
         _ = timedLog(timer(.seconds(2), queue: queue), log, scheduler, queue)
         queue.after(.milliseconds(1250)) { log.append("after at \(scheduler.now)") }
-        let repeating = SignalKit.Timer(timeout: .seconds(3), repeat: false, completion: { log.append("timer at \(scheduler.now)") }, queue: queue)
-        repeating.start()
+        let oneShot = SignalKit.Timer(timeout: .seconds(3), repeat: false, completion: { log.append("timer at \(scheduler.now)") }, queue: queue)
+        oneShot.start()
         scheduler.advance(to: 10)
         ticks.dispose()
         #expect(log.events == [
