@@ -43,22 +43,3 @@ public final class ActionDisposable: Disposable, Sendable {
         action.take()?()
     }
 }
-
-/// Disposes an object that was stored as a `Disposable`, through a direct
-/// call for SignalKit's own types and a protocol cast otherwise (the cast
-/// costs about 30 ns; the common types are recognised in about one).
-@inline(__always)
-func _dispose(_ object: AnyObject) {
-    let type = ObjectIdentifier(Swift.type(of: object))
-    if type == ObjectIdentifier(ActionDisposable.self) {
-        unsafeDowncast(object, to: ActionDisposable.self).dispose()
-    } else if type == ObjectIdentifier(MetaDisposable.self) {
-        unsafeDowncast(object, to: MetaDisposable.self).dispose()
-    } else if type == ObjectIdentifier(_EmptyDisposable.self) {
-        return
-    } else if let subscription = object as? _SubscriptionBase {
-        subscription.dispose()
-    } else {
-        (object as! any Disposable).dispose()
-    }
-}

@@ -2,6 +2,47 @@
 
 internal import CSignalRuntime
 
+// CSignalRuntime's atomic disposable slot and its public face, `MetaDisposable`;
+// and `_dispose`, which disposes what the slot and the subscription hold.
+// They live in Runtime together because they refer to one another: the slot
+// disposes through `_dispose`, which recognises `MetaDisposable` (and the
+// subscription) without a protocol cast.
+
+/// Holds one replaceable disposable ("serial disposable").
+///
+/// * `set(d)` stores `d` and then disposes the previous disposable, even when
+///   it is the same object; `set(nil)` disposes and clears the current one.
+/// * After `dispose()`, any disposable passed to `set` is disposed at once.
+/// * Every disposable passed to `set` is disposed exactly once, across any
+///   interleaving of `set` and `dispose` on any threads.
+/// * Releasing a `MetaDisposable` does not dispose its current disposable.
+///
+/// Built on CSignalRuntime's atomic slot: `set` is one compare-and-swap.
+public final class MetaDisposable: Disposable {
+    fileprivate let slot = _DisposableSlot()
+
+    public init() {}
+
+    deinit {
+        slot.destroy()
+    }
+
+    /// `disposable` is taken over (`consuming`): a freshly created disposable
+    /// is stored without an extra retain.
+    public func set(_ disposable: consuming (any Disposable)?) {
+        slot.set(disposable)
+    }
+
+    public func dispose() {
+        slot.dispose()
+    }
+}
+
+extension MetaDisposable {
+    /// Whether `dispose()` was called.
+    var isDisposed: Bool { slot.isDisposed }
+}
+
 /// An atomic slot holding at most one disposable, closable for good: the
 /// engine of `MetaDisposable`.
 ///
@@ -59,5 +100,24 @@ struct _DisposableSlot: @unchecked Sendable {
             Unmanaged<AnyObject>.fromOpaque(previous).release()
         }
         storage.deallocate()
+    }
+}
+
+/// Disposes an object that was stored as a `Disposable`, through a direct
+/// call for SignalKit's own types and a protocol cast otherwise (the cast
+/// costs about 30 ns; the common types are recognised in about one).
+@inline(__always)
+func _dispose(_ object: AnyObject) {
+    let type = ObjectIdentifier(Swift.type(of: object))
+    if type == ObjectIdentifier(ActionDisposable.self) {
+        unsafeDowncast(object, to: ActionDisposable.self).dispose()
+    } else if type == ObjectIdentifier(MetaDisposable.self) {
+        unsafeDowncast(object, to: MetaDisposable.self).dispose()
+    } else if type == ObjectIdentifier(_EmptyDisposable.self) {
+        return
+    } else if let subscription = object as? _SubscriptionBase {
+        subscription.dispose()
+    } else {
+        (object as! any Disposable).dispose()
     }
 }
