@@ -70,10 +70,9 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         @usableFromInline var executing = false
         /// The number of the latest inner started (1, 2, …).
         @usableFromInline var index = 0
-        /// The latest inner's `_start` has returned.
-        @usableFromInline var startReturned = true
-        /// The latest inner completed before its `_start` returned.
-        @usableFromInline var completedDuringStart = false
+        /// Running: the latest inner's `_start` has not returned yet; due:
+        /// that inner completed before it returned.
+        @usableFromInline var gate = _RunAgainGate()
         /// Waiting inners: all of them (queueing), or the latest (throttling).
         @usableFromInline var waiting = _FIFO<Signal<R, E>>()
         @usableFromInline var outerCompleted = false
@@ -90,8 +89,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         mutating func begin() -> Int {
             executing = true
             index += 1
-            startReturned = false
-            completedDuringStart = false
+            gate.restart()
             return index
         }
 
@@ -216,14 +214,14 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     @inlinable
     func innerCompletedLocked(_ index: Int) -> Next {
         guard state.executing, state.index == index else { return .none }
-        guard state.startReturned else {
+        guard !state.gate.isRunning else {
             if state.outerCompleted && !state.hasWaiting {
                 // Nothing can follow: complete now, inside the callback.
                 state.executing = false
                 return .complete
             }
             // The loop in `run` that is subscribing it goes on.
-            state.completedDuringStart = true
+            state.gate.markDue()
             return .none
         }
         let next = state.takeNext()
@@ -269,11 +267,8 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         let toDispose = state.slot.install(handle, step: index)
         // Replaced meanwhile (switching), or still running.
         guard state.index == index else { return (toDispose, .none) }
-        guard state.completedDuringStart else {
-            state.startReturned = true
-            return (toDispose, .none)
-        }
-        state.startReturned = true
+        // The next inner, if any, restarts the gate (`begin`).
+        guard state.gate.endTurn() else { return (toDispose, .none) }
         let next = state.takeNext()
         if case .start(_, let index) = next { publishCurrent(index) }
         return (toDispose, next)

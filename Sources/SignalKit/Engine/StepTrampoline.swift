@@ -85,10 +85,9 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
     private struct State {
         var slot = _StepSlot()
         var nextStep = 0
-        /// A loop is subscribing a step.
-        var looping = false
-        /// A step finished while the loop was subscribing it.
-        var pending = false
+        /// Running: a loop is subscribing a step; due: a step finished while
+        /// the loop was subscribing it.
+        var gate = _RunAgainGate()
         /// An error ended the sequence, or disposal did.
         var stopped = false
         /// A step was started after disposal began (see the type's
@@ -128,15 +127,15 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
     final func advance(downstream: _SubscriptionBase, _ subscribe: () -> any Disposable) {
         let first = mutex.withLock { () -> Int? in
             if state.stopped { return nil }
-            if state.looping {
-                state.pending = true
+            if state.gate.isRunning {
+                state.gate.markDue()
                 return nil
             }
             if state.slot.isDisposed {
                 if state.startedAfterDisposal { return nil }
                 state.startedAfterDisposal = true
             }
-            state.looping = true
+            _ = state.gate.enter()
             return state.takeStep()
         }
         guard var step = first else { return }
@@ -145,20 +144,16 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
                 // Nothing subscribed from here on can be delivered.
                 mutex.withLock {
                     state.stopped = true
-                    state.looping = false
-                    state.pending = false
+                    state.gate.leave()
                 }
                 return
             }
             let handle = subscribe()
             let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Int?) in
                 let toDispose = state.slot.install(handle, step: step)
-                if state.pending && !state.stopped && !state.slot.isDisposed {
-                    state.pending = false
+                if state.gate.takeTurn(unless: state.stopped || state.slot.isDisposed) {
                     return (toDispose, state.takeStep())
                 }
-                state.looping = false
-                state.pending = false
                 return (toDispose, nil)
             }
             toDispose?.dispose()

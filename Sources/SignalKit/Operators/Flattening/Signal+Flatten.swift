@@ -241,8 +241,9 @@ final class _FlattenState<T, E>: Disposable, @unchecked Sendable {
     private var waiting = _FIFO<Signal<T, E>>()
     /// Admitted inners the loop has not subscribed yet, with their numbers.
     private var admitted = _FIFO<(Signal<T, E>, Int)>()
-    /// A loop is subscribing inners.
-    private var looping = false
+    /// Running: a loop is subscribing inners. (A request made while it runs
+    /// is the admitted queue itself, which the loop drains.)
+    private var gate = _RunAgainGate()
     /// Live inners' handles, by inner number (the subscription order).
     private var handles: [Int: _SubscriptionBase] = [:]
     /// Inners that ended before their `_start` returned.
@@ -298,16 +299,15 @@ final class _FlattenState<T, E>: Disposable, @unchecked Sendable {
 
     /// Under the mutex: whether the caller must run the loop.
     private func claimLoop() -> Bool {
-        guard !looping, !admitted.isEmpty else { return false }
-        looping = true
-        return true
+        guard !admitted.isEmpty else { return false }
+        return gate.enter()
     }
 
     private func runStartLoop() {
         while true {
             let next = mutex.withLock { () -> (Signal<T, E>, Int)? in
                 if !stopped, let next = admitted.popFirst() { return next }
-                looping = false
+                gate.leave()
                 return nil
             }
             guard let (signal, number) = next else { return }

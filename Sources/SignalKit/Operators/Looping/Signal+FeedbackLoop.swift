@@ -79,19 +79,14 @@ final class _FeedbackLoopControl: Disposable, @unchecked Sendable {
 /// The loop. Kept alive by the running iteration's sink (and by the frame
 /// that runs `iterate`).
 final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
-    // `@unchecked Sendable`: `running` and `again` are guarded by
-    // `_LockedState`; the `let`s are immutable or thread-safe.
+    // `@unchecked Sendable`: the gate is guarded by `_LockedState`; the
+    // other `let`s are immutable or thread-safe.
     let once: (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?
     let downstream: Subscriber<R, E>
     let control: _FeedbackLoopControl
-    private struct Flags {
-        /// A frame is running the loop in `iterate`.
-        var running = false
-        /// An iteration completed while a frame was running the loop.
-        var again = false
-    }
-
-    private let flags = _LockedState(Flags())
+    /// Running: a frame runs the loop in `iterate`; due: an iteration
+    /// completed while it did.
+    private let gate = _LockedState(_RunAgainGate())
 
     init(
         once: @escaping @Sendable (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
@@ -107,39 +102,21 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     /// completes. If a frame is already running the loop (the iteration
     /// completed synchronously inside `_start`), that frame continues it.
     func iterate() {
-        var enters = false
-        flags.withLock { flags in
-            if flags.running {
-                flags.again = true
-            } else {
-                flags.running = true
-                enters = true
-            }
-        }
-        guard enters else { return }
+        guard gate.withLock({ $0.enter() }) else { return }
         while true {
             // Stop when disposed, or when the downstream has ended
             // (loops stop when their downstream stops).
             guard !control.isDisposed, !downstream._hasEnded else {
-                flags.withLock { $0.running = false }
+                gate.withLock { $0.leave() }
                 return
             }
             guard let signal = once(.initial) else {
-                flags.withLock { $0.running = false }
+                gate.withLock { $0.leave() }
                 downstream.putCompletion()
                 return
             }
             control.current.set(signal._start(_FeedbackLoopSink(loop: self)))
-            var repeats = false
-            flags.withLock { flags in
-                if flags.again {
-                    flags.again = false
-                    repeats = true
-                } else {
-                    flags.running = false
-                }
-            }
-            guard repeats else { return }
+            guard gate.withLock({ $0.takeTurn() }) else { return }
         }
     }
 }
