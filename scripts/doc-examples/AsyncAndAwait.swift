@@ -8,3 +8,9 @@ import SignalKitTesting
 
 /// The testing helper the last example imports from SignalKitTesting.
 typealias SubscriptionProbe = SignalKitTesting.SubscriptionProbe
+
+// Doc comments of Sources/SignalKit/Async.
+struct Page: Sendable { var next: String? }
+enum FetchError: Error { case unavailable }
+var ticks: Signal<Int, NoError> { fatalError() }
+func fetchPage(after cursor: String?) async throws(FetchError) -> Page { fatalError() }

@@ -17,3 +17,13 @@ var uiQueue: Queue { fatalError() }
 func showSpinner(_ visible: Bool) {}
 func report(_ error: SaveError) {}
 func nextInput() -> Document { Document() }
+
+// Doc comments of Sources/SignalKit/Commands.
+struct Credentials: Sendable {}
+struct Session: Sendable {}
+enum LoginError: Error { case denied }
+struct API: Sendable { func logIn(_ credentials: Credentials) -> Signal<Session, LoginError> { fatalError() } }
+let api = API()
+let credentials = Credentials()
+func report(_ error: LoginError) {}
+func open(_ session: Session) {}

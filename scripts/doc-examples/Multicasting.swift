@@ -12,3 +12,10 @@ func fetchProfile(_ id: Int) -> Signal<Profile, NoError> { fatalError() }
 func render(_ profile: Profile) {}
 func cache(_ profile: Profile) {}
 func show(_ tick: Int) {}
+
+// Doc comments of Sources/SignalKit/Multicasting.
+struct Config: Sendable {}
+enum LoadError: Error { case unreadable }
+var ioQueue: Queue { fatalError() }
+func fetchConfig() -> Signal<Config, LoadError> { fatalError() }
+func loadConfig(_ completion: @escaping @Sendable (Result<Config, LoadError>) -> Void) {}

@@ -13,3 +13,6 @@ var numbers: Signal<Int, NoError> { fatalError() }
 
 struct Request { var user: String; var path: String }
 var requests: Signal<Request, NoError> { fatalError() }
+
+// Doc comments of Sources/SignalKit/Operators/Transforming.
+var lines: Signal<String, NoError> { fatalError() }

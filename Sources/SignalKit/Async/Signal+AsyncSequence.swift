@@ -87,7 +87,7 @@ extension Signal where E: Error {
     /// dropped).
     ///
     /// ```swift
-    /// let pages = Signal<Page, FetchError>.task { subscriber in
+    /// let pages = Signal<Page, FetchError>.task { subscriber throws(FetchError) in
     ///     var cursor: String? = nil
     ///     repeat {
     ///         let page = try await fetchPage(after: cursor)

@@ -17,12 +17,14 @@ import Synchronization
 ///     }
 /// }
 ///
-/// final class ResultView {
+/// final class ResultView: Sendable {
 ///     init(request: NetworkRequest) {
 ///         request.onNetworkResult.addObserver(self) { view, data, error in
 ///             view.show(data, error)   // `view` is `self`, held strongly for this call
 ///         }
 ///     }
+///
+///     func show(_ data: [UInt8]?, _ error: NetworkError?) {}
 /// }
 /// ```
 ///

@@ -8,7 +8,7 @@
 /// emitter to notice that their weakly held owner is gone:
 ///
 /// ```swift
-/// final class ResultView {
+/// final class ResultView: Sendable {
 ///     private let lifetime = Lifetime()
 ///
 ///     init(request: NetworkRequest) {
@@ -16,6 +16,8 @@
 ///             view.show(data, error)
 ///         }
 ///     }
+///
+///     func show(_ data: [UInt8]?, _ error: NetworkError?) {}
 /// }   // deinit → lifetime ends → the registration is cancelled (observerRemoved runs now)
 /// ```
 ///

@@ -42,7 +42,7 @@ public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>)
 /// `nil` equals `nil`.
 ///
 /// ```swift
-/// let changes = readings |> distinctUntilChanged
+/// let changes = readings |> map { $0.celsius } |> distinctUntilChanged
 /// ```
 ///
 /// - Parameters:

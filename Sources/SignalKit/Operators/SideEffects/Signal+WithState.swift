@@ -14,7 +14,7 @@
 /// Marble: `"a-b-|"` → `"a-b-|"` (with `next(a, s)` before `a`, …)
 ///
 /// ```swift
-/// let timed = request |> { withState($0, { Stopwatch() }, completed: { $0.report() }) }
+/// let timed = request |> { withState($0, { Stopwatch() }, completed: { $0.report("completed") }) }
 /// ```
 ///
 /// - Parameters:
