@@ -67,7 +67,7 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)! = nil,
         completed: (@Sendable () -> Void)! = nil
     ) -> any Disposable {
-        _start(_ClosureSink(next: next, error: error, completed: completed), releasesSinkOnTermination: true)
+        start(next: next, error: error, completed: completed)
     }
 
     /// Like `start`, but the handle is a `StrictDisposable`: in debug builds,

@@ -12,57 +12,37 @@
 /// Disposables are disposed and released outside the internal lock, so a
 /// disposable may touch the same set from its `dispose()` or `deinit`.
 public final class DisposableSet: Disposable, Sendable {
-    private let mutex = _Mutex()
-    // Unsafe: `disposed` and `disposables` are guarded by `mutex`.
-    private nonisolated(unsafe) var disposed = false
-    private nonisolated(unsafe) var disposables: [any Disposable] = []
+    /// The disposables, in insertion order; nil once disposed.
+    private let contents = _LockedState<[any Disposable]?>([])
 
     public init() {}
 
-    deinit {
-        mutex.destroy()
-    }
-
     public func add(_ disposable: any Disposable) {
-        mutex.lock()
-        if disposed {
-            mutex.unlock()
-            disposable.dispose()
-            return
+        let accepted = contents.withLock { contents -> Bool in
+            guard contents != nil else { return false }
+            contents!.append(disposable)
+            return true
         }
-        disposables.append(disposable)
-        mutex.unlock()
+        if !accepted { disposable.dispose() }
     }
 
     public func remove(_ disposable: any Disposable) {
-        mutex.lock()
-        var removed: (any Disposable)?
-        if let index = disposables.firstIndex(where: { $0 === disposable }) {
-            removed = disposables.remove(at: index)
+        let removed = contents.withLock { contents -> (any Disposable)? in
+            guard let index = contents?.firstIndex(where: { $0 === disposable }) else { return nil }
+            return contents!.remove(at: index)
         }
-        mutex.unlock()
         _ = removed  // released outside the lock
     }
 
     /// Removes the most recently added disposable without disposing it.
     /// Does nothing when the set is empty (SwiftSignalKit crashes there).
     public func removeLast() {
-        mutex.lock()
-        let removed = disposables.popLast()
-        mutex.unlock()
-        _ = removed
+        let removed = contents.withLock { $0?.popLast() }
+        _ = removed  // released outside the lock
     }
 
     public func dispose() {
-        mutex.lock()
-        if disposed {
-            mutex.unlock()
-            return
-        }
-        disposed = true
-        let taken = disposables
-        disposables = []
-        mutex.unlock()
+        guard let taken = contents.withLock({ $0.take() }) else { return }
         for disposable in taken {
             disposable.dispose()
         }
@@ -78,44 +58,23 @@ public final class DisposableSet: Disposable, Sendable {
 /// * After `dispose()`, `set` disposes the new disposable at once.
 /// * Releasing a `DisposableDict` does not dispose its contents.
 public final class DisposableDict<T: Hashable & Sendable>: Disposable, Sendable {
-    private let mutex = _Mutex()
-    // Unsafe: `disposed` and `disposables` are guarded by `mutex`.
-    private nonisolated(unsafe) var disposed = false
-    private nonisolated(unsafe) var disposables: [T: any Disposable] = [:]
+    /// The disposables by key; nil once disposed.
+    private let contents = _LockedState<[T: any Disposable]?>([:])
 
     public init() {}
 
-    deinit {
-        mutex.destroy()
-    }
-
     public func set(_ disposable: (any Disposable)?, forKey key: T) {
-        mutex.lock()
-        if disposed {
-            mutex.unlock()
-            disposable?.dispose()
-            return
+        let (accepted, previous) = contents.withLock { contents -> (Bool, (any Disposable)?) in
+            guard contents != nil else { return (false, nil) }
+            if let disposable { return (true, contents!.updateValue(disposable, forKey: key)) }
+            return (true, contents!.removeValue(forKey: key))
         }
-        let previous: (any Disposable)?
-        if let disposable {
-            previous = disposables.updateValue(disposable, forKey: key)
-        } else {
-            previous = disposables.removeValue(forKey: key)
-        }
-        mutex.unlock()
+        if !accepted { disposable?.dispose() }
         previous?.dispose()
     }
 
     public func dispose() {
-        mutex.lock()
-        if disposed {
-            mutex.unlock()
-            return
-        }
-        disposed = true
-        let taken = disposables
-        disposables = [:]
-        mutex.unlock()
+        guard let taken = contents.withLock({ $0.take() }) else { return }
         for (_, disposable) in taken {
             disposable.dispose()
         }

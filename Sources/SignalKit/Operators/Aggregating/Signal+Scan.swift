@@ -23,15 +23,7 @@
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func scan<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(
-                _ScanSink(downstream: subscriber, start: start, emitsEachStep: true) { accumulator, value, _ in
-                    reduce(accumulator, value)
-                }
-            )
-        }._derived("scan", from: signal, arguments: _debugArgument(start))
-    }
+    _scanOperator("scan", start, emitsEachStep: true) { accumulator, value, _ in reduce(accumulator, value) }
 }
 
 /// `scan` whose `reduce` also receives the zero-based index of the value
@@ -52,11 +44,7 @@ public func scan<T, A: Sendable, E>(
     _ start: A,
     reduceWithIndex: @escaping @Sendable (A, T, Int) -> A
 ) -> (Signal<T, E>) -> Signal<A, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: true, reduce: reduceWithIndex))
-        }._derived("scan", from: signal, arguments: _debugArgument(start))
-    }
+    _scanOperator("scan", start, emitsEachStep: true, reduceWithIndex)
 }
 
 // MARK: - aggregate
@@ -79,15 +67,7 @@ public func scan<T, A: Sendable, E>(
 ///   is forwarded without sending.
 /// - Disposal: returns the upstream handle.
 public func aggregate<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(
-                _ScanSink(downstream: subscriber, start: start, emitsEachStep: false) { accumulator, value, _ in
-                    reduce(accumulator, value)
-                }
-            )
-        }._derived("aggregate", from: signal, arguments: _debugArgument(start))
-    }
+    _scanOperator("aggregate", start, emitsEachStep: false) { accumulator, value, _ in reduce(accumulator, value) }
 }
 
 /// `aggregate` whose `reduce` also receives the zero-based index of the
@@ -108,11 +88,7 @@ public func aggregate<T, A: Sendable, E>(
     _ start: A,
     reduceWithIndex: @escaping @Sendable (A, T, Int) -> A
 ) -> (Signal<T, E>) -> Signal<A, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: false, reduce: reduceWithIndex))
-        }._derived("aggregate", from: signal, arguments: _debugArgument(start))
-    }
+    _scanOperator("aggregate", start, emitsEachStep: false, reduceWithIndex)
 }
 
 /// `aggregate` whose start value is created at each subscription (RAC's
@@ -143,6 +119,21 @@ public func aggregate<T, A: Sendable, E>(
                 }
             )
         }._derived("aggregate", from: signal)
+    }
+}
+
+/// `scan` and `aggregate` (named `name`): folds with `reduce`, sending each
+/// step (`emitsEachStep`) or only the result at completion.
+func _scanOperator<T, A: Sendable, E>(
+    _ name: StaticString,
+    _ start: A,
+    emitsEachStep: Bool,
+    _ reduce: @escaping @Sendable (A, T, Int) -> A
+) -> (Signal<T, E>) -> Signal<A, E> {
+    { signal in
+        Signal { subscriber in
+            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: emitsEachStep, reduce: reduce))
+        }._derived(name, from: signal, arguments: _debugArgument(start))
     }
 }
 
