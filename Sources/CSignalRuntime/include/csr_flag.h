@@ -11,11 +11,14 @@
 //   termination (SignalKit keeps its keep-alive list behind it). It spins a
 //   bounded number of times, then yields the CPU: on a 2-core machine the
 //   holder is often preempted, and spinning on would only burn its time slice;
-// * a reader guard over one "guarded resource" (in SignalKit: the object that
-//   holds the user's callbacks). A delivery enters the guard before it touches
-//   the resource and leaves it afterwards; the resource may be released only
-//   by the one caller that `csr_flag_exit`/`csr_flag_claim_release` answers
-//   `true` to, and never while a reader is inside. Entering costs one full
+// * a reader guard over one "guarded resource" (in SignalKit: the user's
+//   callbacks, three closures stored in the subscription object's own tail
+//   storage next to this flag, destroyed in place by the claim winner). A
+//   delivery enters the guard before it touches the resource and leaves it
+//   afterwards; the resource may be released only by the one caller that
+//   `csr_flag_exit`/`csr_flag_claim_release` answers `true` to, and never
+//   while a reader is inside. (So the resource need not be an object of its
+//   own: nothing else references it, and the claim says who destroys it.) Entering costs one full
 //   compare-and-swap on a line the delivering thread usually owns; leaving is
 //   a release store. That is what keeps the per-event path free of locks and
 //   reference counting while termination on another thread stays safe.

@@ -57,7 +57,7 @@ public final class Signal<T, E>: Sendable {
         error: (@Sendable (E) -> Void)! = nil,
         completed: (@Sendable () -> Void)! = nil
     ) -> any Disposable {
-        _start(_ClosureSink(next: next, error: error, completed: completed), releasesSinkOnTermination: true)
+        _run(_Subscription.make(next: next, error: error, completed: completed))
     }
 
     /// Identical to `start`.
@@ -81,7 +81,7 @@ public final class Signal<T, E>: Sendable {
         line: Int = #line
     ) -> any Disposable {
         StrictDisposable(
-            _start(_ClosureSink(next: next, error: error, completed: completed), releasesSinkOnTermination: true),
+            start(next: next, error: error, completed: completed),
             file: file,
             line: line
         )
@@ -90,14 +90,21 @@ public final class Signal<T, E>: Sendable {
     /// Starts with a SignalKit-internal sink. Operator sinks are pinned (see
     /// `_Subscription`): released when the subscriber dies.
     ///
-    /// `@inlinable` (with `start`) so that the three allocations it makes are
+    /// `@inlinable` (with `start`) so that the allocations it makes are
     /// specialised in the caller: unspecialised, each needs a runtime generic
     /// metadata lookup (about 300 instructions each, a third of a whole
     /// subscribe-dispose cycle).
     @inlinable
     @inline(__always)
-    func _start(_ sink: _Sink<T, E>, releasesSinkOnTermination: Bool = false) -> _Subscription<T, E> {
-        let subscription = _Subscription<T, E>.make(sink: sink, releasesSinkOnTermination: releasesSinkOnTermination)
+    func _start(_ sink: _Sink<T, E>) -> _Subscription<T, E> {
+        _run(_Subscription<T, E>.make(sink: sink))
+    }
+
+    /// Runs the generator with a subscriber for `subscription` and stores
+    /// the disposable it returns.
+    @inlinable
+    @inline(__always)
+    func _run(_ subscription: _Subscription<T, E>) -> _Subscription<T, E> {
         let subscriber = Subscriber(subscription: subscription)
         withExtendedLifetime(subscriber) {
             subscription.assignDisposable(generator(subscriber))

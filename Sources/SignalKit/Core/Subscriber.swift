@@ -41,12 +41,7 @@ public final class Subscriber<T, E>: CustomStringConvertible, Sendable {
         error: (@Sendable (E) -> Void)! = nil,
         completed: (@Sendable () -> Void)! = nil
     ) {
-        self.init(
-            subscription: _Subscription.make(
-                sink: _ClosureSink(next: next, error: error, completed: completed),
-                releasesSinkOnTermination: true
-            )
-        )
+        self.init(subscription: _Subscription.make(next: next, error: error, completed: completed))
     }
 
     /// The subscription, for `_Sink.downstreamSubscription`.

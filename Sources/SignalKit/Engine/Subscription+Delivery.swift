@@ -10,21 +10,62 @@
 /// The typed part of a subscription: delivery.
 @usableFromInline
 final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
-    /// Allocates and initialises a subscription around `sink` (retained).
+    /// Allocates and initialises a subscription around an operator's `sink`
+    /// (retained, pinned: released when the subscriber dies).
     @inlinable
-    static func make(sink: _Sink<T, E>, releasesSinkOnTermination: Bool) -> _Subscription<T, E> {
+    static func make(sink: _Sink<T, E>) -> _Subscription<T, E> {
         let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords
         ) { _, _ in
-            _SubscriptionHeader(
-                sink: Unmanaged.passRetained(sink as AnyObject),
-                releasesSinkOnTermination: releasesSinkOnTermination
-            )
+            _SubscriptionHeader(sink: Unmanaged.passRetained(sink as AnyObject), releasesSinkOnTermination: false)
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
         subscription.initializeStorage()
         return subscription
+    }
+
+    /// Allocates and initialises a subscription that keeps the user's
+    /// callbacks in its tail (released at termination).
+    @inlinable
+    static func make(
+        next: ((T) -> Void)?,
+        error: ((E) -> Void)?,
+        completed: (() -> Void)?
+    ) -> _Subscription<T, E> {
+        let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
+            bufferClass: self,
+            minimumCapacity: _subscriptionTailWords + _callbackWords
+        ) { _, _ in
+            _SubscriptionHeader(sink: nil, releasesSinkOnTermination: true)
+        }
+        let subscription = unsafeDowncast(pointer.buffer, to: self)
+        subscription.initializeStorage()
+        subscription.callbacks.initialize(to: _Callbacks(next: next, error: error, completed: completed))
+        return subscription
+    }
+
+    deinit {
+        // Before `_SubscriptionBase.deinit`: the callbacks' type is known here.
+        if releasesSinkOnTermination && claimReleaseUnguarded() { callbacks.deinitialize(count: 1) }
+    }
+
+    /// Tail words the callbacks take.
+    @inlinable
+    static var _callbackWords: Int { (MemoryLayout<_Callbacks<T, E>>.size + 7) / 8 }
+
+    /// The user's callbacks, after the flag and the slot in the tail. Only
+    /// when `releasesSinkOnTermination`; initialised until the release claim
+    /// is won. Read only inside the flag's reader guard.
+    @inline(__always) @usableFromInline
+    var callbacks: UnsafeMutablePointer<_Callbacks<T, E>> {
+        withUnsafeMutablePointerToElements { words in
+            UnsafeMutableRawPointer(words + _subscriptionTailWords).assumingMemoryBound(to: _Callbacks<T, E>.self)
+        }
+    }
+
+    override func destroyCallbacks() {
+        callbacks.deinitialize(count: 1)
     }
 
     @inline(__always)
@@ -42,7 +83,7 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     func putNext(_ value: T) {
         if releasesSinkOnTermination {
             guard let ticket = enterReaderGuard() else { return }
-            sink._withUnsafeGuaranteedRef { $0.putNext(value) }
+            callbacks.pointee.deliverNext(value)
             exitReaderGuard(ticket)
         } else {
             guard !isTerminated else { return }
@@ -106,14 +147,14 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         withExtendedLifetime(keptAlive) {}
     }
 
-    /// The terminal transition for a closure sink: wins the transition,
+    /// The terminal transition for user callbacks: wins the transition,
     /// takes the keep-alive objects, copies the one terminal handler out and
-    /// releases the sink (when no other delivery is inside), so that the
+    /// destroys the callbacks (when no other delivery is inside), so that the
     /// other callbacks are already released when the terminal one runs.
     /// Returns nil when already terminated.
     @inline(__always)
     private func beginGuardedTermination<Handler>(
-        _ take: (_ClosureSink<T, E>) -> Handler
+        _ take: (borrowing _Callbacks<T, E>) -> Handler
     ) -> (Handler, _KeepAliveList?)? {
         guard let ticket = enterReaderGuard() else {
             _ = takeKeepAlive()
@@ -125,7 +166,7 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             return nil
         }
         let keptAlive = takeKeepAlive()
-        let handler = sink._withUnsafeGuaranteedRef { take(unsafeDowncast($0, to: _ClosureSink<T, E>.self)) }
+        let handler = take(callbacks.pointee)
         exitReaderGuard(ticket)
         return (handler, keptAlive)
     }
@@ -144,10 +185,7 @@ final class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             return isTerminated ? (false, false, false) : (true, true, true)
         }
         guard let ticket = enterReaderGuard() else { return (false, false, false) }
-        let held = sink._withUnsafeGuaranteedRef { sink in
-            let closures = unsafeDowncast(sink, to: _ClosureSink<T, E>.self)
-            return (closures.next != nil, closures.error != nil, closures.completed != nil)
-        }
+        let held = callbacks.pointee.held
         exitReaderGuard(ticket)
         return held
     }
@@ -180,10 +218,19 @@ class _Sink<T, E>: @unchecked Sendable {
     var downstreamSubscription: _SubscriptionBase? { nil }
 }
 
-/// The sink of `start(next:error:completed:)`: the user's callbacks.
+/// The callbacks of `start(next:error:completed:)` and
+/// `Subscriber(next:error:completed:)`, stored in the subscription's tail
+/// (see `_Subscription.callbacks`), not in an object of their own.
+///
+/// Two measured traps this shape avoids: stored as loose closures through a
+/// generic raw pointer, each needed a reabstraction-thunk context (an
+/// allocation per subscription); and a closure copied out of the tail to be
+/// called costs a retain and a release per delivery. So the closures sit in
+/// one struct, and delivery borrows it (`~Copyable`, `borrowing`): `let`
+/// fields of a borrowed value are called in place.
 @usableFromInline
-final class _ClosureSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // Declaration order is release order: next, error, completed.
+struct _Callbacks<T, E>: ~Copyable {
+    // Declaration order is destruction order: next, error, completed.
     @usableFromInline let next: ((T) -> Void)?
     @usableFromInline let error: ((E) -> Void)?
     @usableFromInline let completed: (() -> Void)?
@@ -195,7 +242,9 @@ final class _ClosureSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.completed = completed
     }
 
-    @usableFromInline override func putNext(_ value: T) { next?(value) }
-    @usableFromInline override func putError(_ error: E) { self.error?(error) }
-    @usableFromInline override func putCompletion() { completed?() }
+    @inline(__always) @usableFromInline
+    borrowing func deliverNext(_ value: T) { next?(value) }
+
+    /// Which callbacks are set: (next, error, completed).
+    var held: (Bool, Bool, Bool) { (next != nil, error != nil, completed != nil) }
 }

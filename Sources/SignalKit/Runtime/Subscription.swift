@@ -5,7 +5,7 @@ internal import CSignalRuntime
 // ---------------------------------------------------------------------------
 // The subscription object
 //
-// `Signal.start` allocates three objects per subscription:
+// A subscription is two objects, plus a sink object for an operator's:
 //
 // * `Subscriber` — what the generator receives. Its lifetime is the source's
 //   hold on the subscription: when the source drops it, its deinit ends the
@@ -18,12 +18,22 @@ internal import CSignalRuntime
 //   the class itself stays an ordinary `Sendable` class (a `ManagedBuffer`
 //   subclass cannot be `Sendable`). It never references the `Subscriber`, so
 //   holding the handle does not keep the callbacks alive.
-// * the sink — the callbacks, in `let`s of a class, referenced through an
-//   `Unmanaged` so that a delivery calls them with no reference counting.
-//   Sinks created from user closures are released at termination (the reader
-//   guard of the C flag makes that safe against concurrent deliveries); the
-//   sinks of SignalKit's own operators are "pinned": they are released when
-//   the subscriber dies, which costs the per-event path nothing.
+// * what receives the events, one of two kinds:
+//   - the user's callbacks (`start(next:error:completed:)`,
+//     `Subscriber(next:error:completed:)`): three optional closures stored in
+//     the subscription's own tail, after the flag and the slot (no object of
+//     their own). They are released at termination: the flag's release claim
+//     says who destroys them (the terminal call, the handle's `dispose()`,
+//     the last delivery to leave the reader guard, or the subscription's
+//     `deinit`), exactly once and never while a delivery is inside the guard.
+//     The terminal callback is copied out inside the guard before the others
+//     go. So the release order is unchanged from when they lived in an
+//     object: terminal callback, generator's disposable (once), keep-alive
+//     objects; the handle outlives the callbacks.
+//   - the sink of a SignalKit operator: an object referenced from the header
+//     through an `Unmanaged`, so that a delivery calls it with no reference
+//     counting. It is "pinned": released when the subscriber dies, which
+//     costs the per-event path nothing.
 //
 // The generator's disposable is held in the header, its ownership tracked by
 // the C slot: the slot holds a token while the header owns a disposable,
@@ -38,10 +48,13 @@ internal import CSignalRuntime
 /// releases what it still holds.
 @usableFromInline
 struct _SubscriptionHeader {
-    /// The sink, +1. Released once, by whoever wins the flag's release claim.
-    @usableFromInline let sink: Unmanaged<AnyObject>
-    /// Whether the sink is released at termination (user callbacks) or
-    /// pinned until the subscriber dies (SignalKit's own operator sinks).
+    /// An operator's sink, +1, pinned: released once, by whoever wins the
+    /// flag's release claim after the subscriber died. Nil when the user's
+    /// callbacks are stored in the tail.
+    @usableFromInline let sink: Unmanaged<AnyObject>?
+    /// Whether the subscription holds user callbacks in its tail, released
+    /// at termination (else a pinned operator sink, released when the
+    /// subscriber dies).
     @usableFromInline let releasesSinkOnTermination: Bool
     /// The generator's disposable (+1); owned by whoever owns the slot's token.
     @usableFromInline var disposable: Unmanaged<AnyObject>?
@@ -56,7 +69,7 @@ struct _SubscriptionHeader {
     @usableFromInline var sourceOwner: Unmanaged<AnyObject>?
 
     @inlinable
-    init(sink: Unmanaged<AnyObject>, releasesSinkOnTermination: Bool) {
+    init(sink: Unmanaged<AnyObject>?, releasesSinkOnTermination: Bool) {
         self.sink = sink
         self.releasesSinkOnTermination = releasesSinkOnTermination
         self.disposable = nil
@@ -85,7 +98,8 @@ private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
 /// does the subscriber's release work once the disposable has returned.
 private let _subscriberGoneBit = UInt(CSR_FLAG_USER4)
 
-/// Words of tail storage: the flag, then the slot.
+/// Words of tail storage: the flag, then the slot (then, for a subscription
+/// with user callbacks, the callbacks: see `_Subscription.callbacks`).
 private let _flagWords = Int(CSR_FLAG_SIZE) / 8
 @usableFromInline let _subscriptionTailWords = (Int(CSR_FLAG_SIZE) + Int(CSR_SLOT_SIZE)) / 8
 
@@ -102,8 +116,8 @@ private var _emptyToken: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPa
 /// disposal. Also the handle returned by `Signal.start`.
 ///
 /// `@unchecked Sendable`: the mutable header fields are guarded by the C flag
-/// (its spinlock for `keepAlive`, its release claim for `sink`) and by the C
-/// slot's token (for `disposable`).
+/// (its spinlock for `keepAlive`, its release claim for `sink` and the tail's
+/// callbacks) and by the C slot's token (for `disposable`).
 ///
 /// Instances have no stored properties: the header and the tail are
 /// allocated by `ManagedBufferPointer(bufferClass:)` (see `_Subscription.make`)
@@ -156,9 +170,11 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         headerField(\.releasesSinkOnTermination).pointee
     }
 
+    /// The pinned operator sink. Only when `releasesSinkOnTermination` is
+    /// false.
     @inline(__always)
     final var sinkReference: Unmanaged<AnyObject> {
-        headerField(\.sink).pointee
+        headerField(\.sink).pointee.unsafelyUnwrapped
     }
 
     /// Initialises the tail. Called once, right after allocation.
@@ -173,8 +189,9 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     }
 
     deinit {
-        // No reader can exist any more: claim the sink if nobody did.
-        if csr_flag_claim_release_unguarded(flag) { sinkReference.release() }
+        // No reader can exist any more: claim the sink if nobody did (user
+        // callbacks were claimed by `_Subscription`'s deinit, which ran first).
+        if csr_flag_claim_release_unguarded(flag) { releaseSink() }
         if csr_flag_load(flag) & _countedBit != 0 { _LiveObjects.subscriptionDestroyed() }
         // Release (never dispose) what the header still holds, in
         // SwiftSignalKit's order: the generator's disposable, then the
@@ -391,10 +408,26 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         csr_flag_terminate(flag)
     }
 
-    /// Releases the sink. Call only after winning a release claim.
+    /// Releases the sink, or destroys the user callbacks in the tail. Call
+    /// only after winning a release claim.
     @inline(never)
     final func releaseSink() {
-        sinkReference.release()
+        if releasesSinkOnTermination {
+            destroyCallbacks()
+        } else {
+            sinkReference.release()
+        }
+    }
+
+    /// Destroys the user callbacks in the tail (`_Subscription` knows their
+    /// type). Call only from `releaseSink`.
+    func destroyCallbacks() {}
+
+    /// Claims the release of the sink or callbacks when no reader can exist
+    /// (deinit): true for the caller that must release them.
+    @inline(__always)
+    final func claimReleaseUnguarded() -> Bool {
+        csr_flag_claim_release_unguarded(flag)
     }
 
     // MARK: Disposable (the handle)
