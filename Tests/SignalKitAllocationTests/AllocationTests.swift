@@ -76,8 +76,9 @@ struct AllocationTests {
             }
         }
         // The generator's closure context (it captures `i`) and the
-        // subscription, which holds the callbacks in its tail.
-        #expect(perCycle == (isOptimized ? 2 : 5))
+        // subscription, which holds the callbacks in its tail. (Unoptimised
+        // builds add four: unspecialised generic code allocates.)
+        #expect(perCycle == (isOptimized ? 2 : 6))
     }
 
     @Test func w2MapFilterMapPerSourceEvent() {
@@ -136,7 +137,8 @@ struct AllocationTests {
         // (capacity − live) ≈ 101 insertions: a published array is never
         // resized in place (readers may be iterating it), so growth and
         // compaction allocate a new one.
-        #expect(perCycle >= 2 && perCycle <= 2.0 + 1.0 / 90)
+        let expected = isOptimized ? 2.0 : 3.0
+        #expect(perCycle >= expected && perCycle <= expected + 1.0 / 90)
     }
 
     @Test func w5CombineLatestPerSend() {

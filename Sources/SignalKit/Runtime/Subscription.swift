@@ -170,6 +170,13 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         headerField(\.releasesSinkOnTermination).pointee
     }
 
+    /// Where a subscription with user callbacks keeps them: the tail words
+    /// after the flag and the slot (see `_Subscription.callbacks`).
+    @inline(__always) @usableFromInline
+    final var callbackStorage: UnsafeMutableRawPointer {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0 + _subscriptionTailWords) }
+    }
+
     /// The pinned operator sink. Only when `releasesSinkOnTermination` is
     /// false.
     @inline(__always)
