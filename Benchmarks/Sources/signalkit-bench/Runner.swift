@@ -139,7 +139,7 @@ func run(options: Options) -> Int32 {
 
 /// Workload-specific extra rows: W4's scaling check, W8's lock-free floor and
 /// the AsyncStream peer's variants (W2: an AsyncStream source; W5, W6: sends
-/// back to back; W6: flatMapLatest), after the interleaved repetitions; with the peers whose
+/// back to back), after the interleaved repetitions; with the peers whose
 /// extra failed its check.
 func extraMeasurements(
     for workload: Workload, size: Int, repetitions: Int
@@ -169,10 +169,8 @@ func extraMeasurements(
         progress("W5: AsyncStream variant (sends back to back)")
         return asyncVariant("AsyncStream, sends back to back", runW5AsyncFreeRunning)
     case "W6":
-        progress("W6: AsyncStream variants (sends back to back; flatMapLatest)")
-        let freeRunning = asyncVariant("AsyncStream, sends back to back", runW6AsyncFreeRunning)
-        let flatMapLatest = asyncVariant("AsyncStream, async-algorithms flatMapLatest", runW6AsyncFlatMapLatest)
-        return (freeRunning.values + flatMapLatest.values, freeRunning.failures + flatMapLatest.failures)
+        progress("W6: AsyncStream variant (sends back to back)")
+        return asyncVariant("AsyncStream, sends back to back", runW6AsyncFreeRunning)
     case "W4":
         var extras: [(String, Double)] = []
         for standing in [10, 1_000, 10_000] {
