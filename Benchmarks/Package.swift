@@ -2,8 +2,8 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 //===----------------------------------------------------------------------===//
 // signalkit-bench: SignalKit's benchmark suite (workloads W1–W9,
-// defined in Sources/signalkit-bench/Workloads.swift) against OpenCombine and hand-written floors,
-// interleaved in one process. A separate package so that benchmark
+// defined in Sources/signalkit-bench/Workloads.swift) against OpenCombine, hand-written floors
+// and AsyncStream / swift-async-algorithms pipelines, interleaved in one process. A separate package so that benchmark
 // dependencies never enter SignalKit's dependency graph.
 //===----------------------------------------------------------------------===//
 import PackageDescription
@@ -20,6 +20,8 @@ let package = Package(
         .package(path: "../"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // The Swift 6-native peer (AsyncStream pipelines: combineLatest, async sequences).
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.0"),
     ],
     targets: [
         .target(name: "MallocCounter"),
@@ -30,6 +32,7 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
     ]

@@ -7,11 +7,14 @@ enum Peer: String, CaseIterable, Sendable {
     case signalkit = "SignalKit"
     case opencombine = "OpenCombine"
     case floor = "floor"
-    /// W10's comparison: the same delivery through an `AsyncStream`.
+    /// The Swift 6-native peer: the same workload on `AsyncStream` and
+    /// swift-async-algorithms (W2, W3, W5, W6, W9; W10's comparison).
     case asyncStream = "AsyncStream"
 
     /// The peers of W1–W9.
     static let standard: [Peer] = [.signalkit, .opencombine, .floor]
+    /// The standard peers and the AsyncStream peer, where it has an equivalent.
+    static let withAsync: [Peer] = standard + [.asyncStream]
 }
 
 /// Latency percentiles, in microseconds.

@@ -59,14 +59,15 @@ struct Report {
 
     func table() -> String {
         var rows: [[String]] = [[
-            "workload", "unit", "SignalKit (min–max)", "OpenCombine", "floor", "SK/floor", "OC/SK", "allocs/op SK", "target",
-            "met",
+            "workload", "unit", "SignalKit (min–max)", "OpenCombine", "floor", "AsyncStream", "SK/floor", "OC/SK", "AS/SK",
+            "allocs/op SK", "target", "met",
         ]]
         for result in results {
             let workload = result.workload
             let signalkit = result.median(.signalkit)
             let floor = result.median(.floor)
             let opencombine = result.median(.opencombine)
+            let asyncStream = result.median(.asyncStream)
             let range = result.summaries[.signalkit].map { "\(format($0.median)) (\(format($0.min))–\(format($0.max)))" } ?? "–"
             var targetText: [String] = []
             if let ns = workload.target.nanoseconds { targetText.append("≤\(format(ns))") }
@@ -84,8 +85,10 @@ struct Report {
                 range,
                 opencombine.map(format) ?? "n/a",
                 floor.map(format) ?? "n/a",
+                asyncStream.map(format) ?? "n/a",
                 ratio(signalkit, floor),
                 ratio(opencombine, signalkit),
+                ratio(asyncStream, signalkit),
                 result.allocations[.signalkit].map(format) ?? "–",
                 targetText.joined(separator: "; "),
                 verdict,
@@ -170,6 +173,10 @@ struct Report {
             if let summary = result.summaries[.signalkit] {
                 entry["signalkit_min"] = summary.min
                 entry["signalkit_max"] = summary.max
+            }
+            if let summary = result.summaries[.asyncStream] {
+                entry["asyncstream_min"] = summary.min
+                entry["asyncstream_max"] = summary.max
             }
             for (peer, allocations) in result.allocations where peer != .signalkit {
                 entry["\(peer.rawValue.lowercased())_allocs"] = allocations

@@ -19,7 +19,7 @@ struct Options {
           --reps N          timed repetitions per workload (default 7, at least 3)
           --json PATH       also write the results as JSON
           --no-allocations  skip the allocation-counting pass
-          --peer NAME       run only one peer (SignalKit, OpenCombine or floor), e.g. for profiling
+          --peer NAME       run only one peer (SignalKit, OpenCombine, floor or AsyncStream), e.g. for profiling
         """
 
     static func parse(_ arguments: [String]) -> Options? {
@@ -64,7 +64,8 @@ struct WorkloadResult {
     var latencies: [Peer: Latency] = [:]
     var allocations: [Peer: Double] = [:]
     var checksumFailures: [Peer] = []
-    /// Extra measurements (W4 scaling, W8 lock-free floor), by label.
+    /// Extra measurements (W4 scaling, W8 lock-free floor, AsyncStream
+    /// variants), by label.
     var extras: [(label: String, value: Double)] = []
 
     func median(_ peer: Peer) -> Double? { summaries[peer]?.median }
@@ -117,7 +118,9 @@ func run(options: Options) -> Int32 {
                 p99: Summary(values.map(\.p99)).median
             )
         }
-        result.extras = extraMeasurements(for: workload, size: size, repetitions: options.repetitions)
+        let extras = extraMeasurements(for: workload, size: size, repetitions: options.repetitions)
+        result.extras = extras.values
+        result.checksumFailures += extras.failures
         results.append(result)
     }
     let report = Report(results: results, quick: options.quick, repetitions: options.repetitions)
@@ -134,9 +137,40 @@ func run(options: Options) -> Int32 {
     return results.contains { !$0.checksumFailures.isEmpty } ? 1 : 0
 }
 
-/// Workload-specific extra rows: W4's scaling check and W8's lock-free floor.
-func extraMeasurements(for workload: Workload, size: Int, repetitions: Int) -> [(label: String, value: Double)] {
+/// Workload-specific extra rows: W4's scaling check, W8's lock-free floor and
+/// the AsyncStream peer's variants (W2: an AsyncStream source; W5, W6: sends
+/// back to back), after the interleaved repetitions; with the peers whose
+/// extra failed its check.
+func extraMeasurements(
+    for workload: Workload, size: Int, repetitions: Int
+) -> (values: [(label: String, value: Double)], failures: [Peer]) {
+    /// Median of `repetitions` runs of an AsyncStream variant (one warm-up).
+    func asyncVariant(_ label: String, _ body: (Int) -> RunResult) -> (values: [(label: String, value: Double)], failures: [Peer]) {
+        _ = body(size)
+        var samples: [Double] = []
+        var failed = false
+        for _ in 0..<repetitions {
+            let outcome = body(size)
+            if !outcome.checksumMatches {
+                progress("CHECK FAILED: \(workload.id) \(label)")
+                failed = true
+            }
+            samples.append(outcome.nanosecondsPerOp)
+        }
+        return ([(label, Summary(samples).median)], failed ? [.asyncStream] : [])
+    }
+    // The AsyncStream variants only when the AsyncStream peer runs (--peer).
+    if !workload.peers.contains(.asyncStream) && ["W2", "W5", "W6"].contains(workload.id) { return ([], []) }
     switch workload.id {
+    case "W2":
+        progress("W2: AsyncStream variant (AsyncStream source filled by this thread)")
+        return asyncVariant("AsyncStream, AsyncStream source", runW2AsyncStreamSource)
+    case "W5":
+        progress("W5: AsyncStream variant (sends back to back)")
+        return asyncVariant("AsyncStream, sends back to back", runW5AsyncFreeRunning)
+    case "W6":
+        progress("W6: AsyncStream variant (sends back to back)")
+        return asyncVariant("AsyncStream, sends back to back", runW6AsyncFreeRunning)
     case "W4":
         var extras: [(String, Double)] = []
         for standing in [10, 1_000, 10_000] {
@@ -144,13 +178,13 @@ func extraMeasurements(for workload: Workload, size: Int, repetitions: Int) -> [
             for _ in 0..<repetitions { samples.append(runW4(.signalkit, size, standing: standing).nanosecondsPerOp) }
             extras.append(("SignalKit with \(standing) standing", Summary(samples).median))
         }
-        return extras
+        return (extras, [])
     case "W8":
         var samples: [Double] = []
         for _ in 0..<repetitions { samples.append(runW8NoLockFloor(size)) }
-        return [("floor, no lock", Summary(samples).median)]
+        return ([("floor, no lock", Summary(samples).median)], [])
     default:
-        return []
+        return ([], [])
     }
 }
 

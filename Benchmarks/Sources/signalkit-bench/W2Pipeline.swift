@@ -1,5 +1,6 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+import AsyncAlgorithms
 import OpenCombine
 import SignalKit
 
@@ -7,6 +8,15 @@ import SignalKit
 // filter{$0 % 4 == 0} (keeps exactly half) → map{$0 &+ 1} → summing sink.
 // Timed: subscribe, the full run and dispose; the chain is built
 // beforehand. ns per source event.
+// * AsyncStream peer: `(0..<events).async` (swift-async-algorithms' adapter
+//   of a synchronous sequence: the cold synchronous source's equivalent, no
+//   buffering) → `.map` → `.filter` → `.map`, iterated with `for await` in a
+//   task; timed from the task's creation to its completion, awaited from this
+//   thread (the task start and the wake-up are a few µs per run, spread over
+//   the events). The chain is built beforehand, as for the other peers.
+// * Extra (`runW2AsyncStreamSource`): the same chain over an `AsyncStream`
+//   (unbounded buffer) that this thread fills from the range while a task
+//   consumes it: the values cross a task boundary, one buffered value each.
 
 @inline(never)
 func runW2(_ peer: Peer, _ events: Int) -> RunResult {
@@ -33,7 +43,12 @@ func runW2(_ peer: Peer, _ events: Int) -> RunResult {
             cancellable.cancel()
         }
     case .asyncStream:
-        preconditionFailure("W2 has no AsyncStream peer")
+        let chain = (0..<events).async.map { $0 &* 2 }.filter { $0 % 4 == 0 }.map { $0 &+ 1 }
+        nanoseconds = timed(operations: events) {
+            blockingAwait {
+                for await value in chain { box.v &+= value }
+            }
+        }
     case .floor:
         let sink = opaqueSink(box)
         nanoseconds = timed(operations: events) {
@@ -43,10 +58,32 @@ func runW2(_ peer: Peer, _ events: Int) -> RunResult {
             }
         }
     }
-    // Even values i contribute 2i + 1.
+    return RunResult(nanosecondsPerOp: nanoseconds, checksumMatches: box.v == expectedW2(events))
+}
+
+/// Even values i contribute 2i + 1.
+func expectedW2(_ events: Int) -> Int {
     let evens = (events + 1) / 2
-    let expected = 2 &* (2 &* (evens &* (evens - 1) / 2)) &+ evens
-    return RunResult(nanosecondsPerOp: nanoseconds, checksumMatches: box.v == expected)
+    return 2 &* (2 &* (evens &* (evens - 1) / 2)) &+ evens
+}
+
+/// W2 extra: the chain over an unbounded `AsyncStream` that this thread fills
+/// from the range while a task drains it. Timed from the stream's creation to
+/// the consumer task's completion.
+@inline(never)
+func runW2AsyncStreamSource(_ events: Int) -> RunResult {
+    let box = Box()
+    let nanoseconds = timed(operations: events) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .unbounded)
+        let chain = stream.map { $0 &* 2 }.filter { $0 % 4 == 0 }.map { $0 &+ 1 }
+        let consumer = Task {
+            for await value in chain { box.v &+= value }
+        }
+        for value in 0..<events { continuation.yield(value) }
+        continuation.finish()
+        blockingAwait { await consumer.value }
+    }
+    return RunResult(nanosecondsPerOp: nanoseconds, checksumMatches: box.v == expectedW2(events))
 }
 
 /// An opaque sink closure: the floor cannot inline it away.

@@ -16,11 +16,15 @@ import Synchronization
 //   significant digits);
 // * throughput: `2 × events` sends back to back; ns per event =
 //   (last receipt − first send) / count.
+// * AsyncStream peer: `continuation.yield(timestamp)` into an unbounded
+//   `AsyncStream` on this thread; a task (on the cooperative pool, not a
+//   dispatch queue) iterates it with `for await` and records. Teardown
+//   finishes the stream and awaits the task.
 
 /// What the receiver side records.
 final class HopRecorder: @unchecked Sendable {
-    // `@unchecked Sendable`: written only on the receiving queue, read after
-    // a `sync` on it.
+    // `@unchecked Sendable`: written only on the receiving queue (or task),
+    // read after a `sync` on it (or after the task's completion).
     var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
     var received = 0
     var lastReceipt: UInt64 = 0
@@ -39,10 +43,11 @@ final class HopRecorder: @unchecked Sendable {
     }
 }
 
-/// One peer's pipeline: a send function and a teardown.
+/// One peer's pipeline: a send function and a teardown. `queue` is the
+/// receiving queue (synced before teardown); the AsyncStream peer has none.
 struct HopPipeline {
     let send: (UInt64) -> Void
-    let queue: DispatchQueue
+    let queue: DispatchQueue?
     let teardown: () -> Void
 }
 
@@ -60,7 +65,18 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
         let cancellable = subject.receive(on: queue.ocombine).sink { recorder.receive($0, recordLatency: recordLatency) }
         return HopPipeline(send: { subject.send($0) }, queue: queue, teardown: { cancellable.cancel() })
     case .asyncStream:
-        preconditionFailure("W9 has no AsyncStream peer")
+        let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .unbounded)
+        let consumer = Task {
+            for await timestamp in stream { recorder.receive(timestamp, recordLatency: recordLatency) }
+        }
+        return HopPipeline(
+            send: { continuation.yield($0) },
+            queue: nil,
+            teardown: {
+                continuation.finish()
+                blockingAwait { await consumer.value }
+            }
+        )
     case .floor:
         let queue = DispatchQueue(label: "w9.floor")
         return HopPipeline(
@@ -82,7 +98,7 @@ func runW9(_ peer: Peer, _ events: Int) -> RunResult {
         while monotonicNanoseconds() &- timestamp < 2_000 {}
     }
     while !latencyRecorder.done.load(ordering: .acquiring) { sched_yield() }
-    latencyPipeline.queue.sync {}
+    latencyPipeline.queue?.sync {}
     latencyPipeline.teardown()
     let latency = Latency(
         p50: Double(latencyRecorder.histogram.valueAtPercentile(50)) / 1000,
@@ -100,7 +116,7 @@ func runW9(_ peer: Peer, _ events: Int) -> RunResult {
         for _ in 0..<count { pipeline.send(firstSend) }
         while !throughputRecorder.done.load(ordering: .acquiring) { sched_yield() }
     }
-    pipeline.queue.sync {}
+    pipeline.queue?.sync {}
     pipeline.teardown()
     let nanosecondsPerEvent = Double(throughputRecorder.lastReceipt &- firstSend) / Double(count)
     let ok = latencyRecorder.received == events && throughputRecorder.received == count

@@ -46,13 +46,13 @@ let allWorkloads: [Workload] = [
     ),
     Workload(
         id: "W2", title: "map→filter→map→sum, synchronous source", unit: "ns/event",
-        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.standard,
+        fullSize: 1_000_000, quickSize: 200_000, peers: Peer.withAsync,
         target: Target(nanoseconds: 12, allocations: 0, check: ">= 12x faster than OpenCombine"),
         run: { runW2($0, $1) }
     ),
     Workload(
         id: "W3", title: "hot fan-out, 100 subscribers", unit: "ns/delivery",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.withAsync,
         target: Target(nanoseconds: 18, allocations: 0, check: "<= 1.5x floor"),
         run: { runW3($0, $1) }
     ),
@@ -64,13 +64,13 @@ let allWorkloads: [Workload] = [
     ),
     Workload(
         id: "W5", title: "combineLatest of 2 hot sources", unit: "ns/send",
-        fullSize: 1_000_000, quickSize: 200_000, peers: [.signalkit, .floor],
+        fullSize: 1_000_000, quickSize: 200_000, peers: [.signalkit, .floor, .asyncStream],
         target: Target(nanoseconds: 50, allocations: 0, check: "<= 50 ns absolute (OpenCombine 0.14 has no combineLatest)"),
         run: { runW5($0, $1) }
     ),
     Workload(
         id: "W6", title: "switch-latest, 1-value cold inner", unit: "ns/outer",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.withAsync,
         target: Target(nanoseconds: 200, allocations: 3, check: "<= 8x floor"),
         run: { runW6($0, $1) }
     ),
@@ -88,7 +88,7 @@ let allWorkloads: [Workload] = [
     ),
     Workload(
         id: "W9", title: "queue hop (throughput; latency at 2 µs pacing)", unit: "ns/event",
-        fullSize: 100_000, quickSize: 20_000, peers: Peer.standard,
+        fullSize: 100_000, quickSize: 20_000, peers: Peer.withAsync,
         target: Target(nanoseconds: nil, allocations: 1, check: "throughput <= 1.3x floor; p50 <= floor + 0.3 µs"),
         run: { runW9($0, $1) }
     ),

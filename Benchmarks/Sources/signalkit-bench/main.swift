@@ -1,8 +1,9 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 // signalkit-bench: runs SignalKit's benchmark workloads (W1–W9 against
-// OpenCombine and hand-written floors, W10 against AsyncStream) in one process
-// and prints a table.
+// OpenCombine and hand-written floors, and against AsyncStream /
+// swift-async-algorithms where there is an equivalent: W2, W3, W5, W6, W9;
+// W10 against AsyncStream) in one process and prints a table.
 // The bodies live in nonisolated functions in other files: top-level code is
 // MainActor-isolated, which adds about 20 ns to every closure call.
 import Foundation
