@@ -127,42 +127,36 @@ enum _AwaitOutcome<T: Sendable, E: Sendable>: Sendable {
 
 /// Meets the continuation and the outcome, whichever comes first.
 final class _AwaitWaiter<T: Sendable, E: Sendable>: @unchecked Sendable {
-    // `@unchecked Sendable`: both fields are guarded by `mutex`.
-    private let mutex = _Mutex()
-    private var continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>?
-    private var outcome: _AwaitOutcome<T, E>?
+    // `@unchecked Sendable`: both fields are guarded by `_LockedState`.
+    private struct State {
+        var continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>?
+        var outcome: _AwaitOutcome<T, E>?
+    }
+
+    private let state = _LockedState(State())
 
     init() {}
-
-    deinit {
-        mutex.destroy()
-    }
 
     /// Stores the continuation; returns false (and resumes it) if the
     /// outcome is already known (cancelled before subscribing).
     func install(_ continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>) -> Bool {
-        mutex.lock()
-        if let outcome {
-            mutex.unlock()
-            continuation.resume(returning: outcome)
-            return false
+        let known = state.withLock { state -> _AwaitOutcome<T, E>? in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            return nil
         }
-        self.continuation = continuation
-        mutex.unlock()
-        return true
+        guard let known else { return true }
+        continuation.resume(returning: known)
+        return false
     }
 
     /// Records the outcome; the first one wins.
     func complete(_ outcome: _AwaitOutcome<T, E>) {
-        mutex.lock()
-        guard self.outcome == nil else {
-            mutex.unlock()
-            return
+        let continuation = state.withLock { state -> CheckedContinuation<_AwaitOutcome<T, E>, Never>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            return state.continuation.take()
         }
-        self.outcome = outcome
-        let continuation = self.continuation
-        self.continuation = nil
-        mutex.unlock()
         continuation?.resume(returning: outcome)
     }
 }
@@ -309,23 +303,54 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
 
 /// The subscription behind one `SignalValues` iteration.
 final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: every mutable field is guarded by `mutex`.
+    // `@unchecked Sendable`: the mutable fields are in `state`, guarded by
+    // `_LockedState`; the rest is immutable or thread-safe.
     fileprivate enum Terminal {
         case completed
         case failed(E)
         case cancelled
     }
 
-    private let mutex = _Mutex()
-    /// Values not yet returned by `next()` from `pendingStart` on; the slots
-    /// before it are nil (their values were moved out).
-    private var pending: [T?] = []
-    private var pendingStart = 0
-    private var terminal: Terminal?
-    private var terminalDelivered = false
-    private var waiter: CheckedContinuation<Void, Never>?
+    private struct State {
+        /// Values not yet returned by `next()` from `pendingStart` on; the
+        /// slots before it are nil (their values were moved out).
+        var pending: [T?] = []
+        var pendingStart = 0
+        var terminal: Terminal?
+        var terminalDelivered = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var started = false
+
+        var hasPending: Bool { pendingStart < pending.count }
+
+        /// Takes the waiting consumer, to resume after unlocking.
+        mutating func wake() -> CheckedContinuation<Void, Never>? {
+            waiter.take()
+        }
+
+        /// Moves the oldest pending value out (none is left behind in the
+        /// array: emptying it releases nothing).
+        mutating func popFirst() -> T? {
+            let value = pending[pendingStart].take()
+            pendingStart += 1
+            if pendingStart == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingStart = 0
+            }
+            return value
+        }
+    }
+
+    /// What `next()` does after unlocking.
+    private enum Step {
+        case start
+        case value(T)
+        case terminal(Terminal, first: Bool)
+        case wait
+    }
+
+    private let state = _LockedState(State())
     private let handle = MetaDisposable()
-    private var started = false
     private let signal: Signal<T, E>
     private let policy: SignalBufferingPolicy
 
@@ -336,57 +361,52 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked
 
     deinit {
         handle.dispose()
-        mutex.destroy()
     }
 
     func next() async throws(SignalAwaitError<E>) -> T? {
         while true {
-            mutex.lock()
-            if !started {
-                started = true
-                mutex.unlock()
+            let step = state.withLock { state -> Step in
+                if !state.started {
+                    state.started = true
+                    return .start
+                }
+                if state.hasPending {
+                    // Moved out: the buffer keeps no reference to a value it
+                    // returned.
+                    return .value(state.popFirst()!)
+                }
+                if let terminal = state.terminal {
+                    defer { state.terminalDelivered = true }
+                    return .terminal(terminal, first: !state.terminalDelivered)
+                }
+                return .wait
+            }
+            switch step {
+            case .start:
                 // A pinned sink: the buffer lives as long as the iterator.
                 handle.set(signal._start(_WeakSink(self)))
                 continue
-            }
-            if pendingStart < pending.count {
-                // Moved out: the buffer keeps no reference to a value it
-                // returned (emptying it below releases nothing under the lock).
-                let value = pending[pendingStart].take()!
-                pendingStart += 1
-                if pendingStart == pending.count {
-                    pending.removeAll(keepingCapacity: true)
-                    pendingStart = 0
-                }
-                mutex.unlock()
+            case .value(let value):
                 return value
+            case .terminal(.failed(let error), first: true):
+                throw .error(error)
+            case .terminal:
+                return nil
+            case .wait:
+                break
             }
-            if let terminal {
-                let first = !terminalDelivered
-                terminalDelivered = true
-                mutex.unlock()
-                switch terminal {
-                case .failed(let error) where first:
-                    throw .error(error)
-                default:
-                    return nil
-                }
-            }
-            mutex.unlock()
             if Task.isCancelled {
                 finish(.cancelled)
                 continue
             }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    mutex.lock()
-                    if pendingStart < pending.count || terminal != nil {
-                        mutex.unlock()
-                        continuation.resume()
-                    } else {
-                        waiter = continuation
-                        mutex.unlock()
+                    let ready = state.withLock { state -> Bool in
+                        if state.hasPending || state.terminal != nil { return true }
+                        state.waiter = continuation
+                        return false
                     }
+                    if ready { continuation.resume() }
                 }
             } onCancel: {
                 self.finish(.cancelled)
@@ -394,62 +414,47 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked
         }
     }
 
-    private func wake() -> CheckedContinuation<Void, Never>? {
-        let waiter = self.waiter
-        self.waiter = nil
-        return waiter
-    }
-
     fileprivate func receive(_ value: T) {
         var dropped: T?
-        mutex.lock()
-        guard terminal == nil else {
-            mutex.unlock()
-            return
-        }
-        let buffered = pending.count - pendingStart
-        switch policy {
-        case .unbounded:
-            pending.append(value)
-        case .bufferingOldest(let limit):
-            // A waiting consumer always gets the value.
-            if buffered < max(limit, waiter == nil ? 0 : 1) {
-                pending.append(value)
-            } else {
-                dropped = value
-            }
-        case .bufferingNewest(let limit):
-            pending.append(value)
-            if buffered + 1 > max(limit, waiter == nil ? 0 : 1) {
-                dropped = pending[pendingStart].take()
-                pendingStart += 1
-                if pendingStart == pending.count {
-                    pending.removeAll(keepingCapacity: true)
-                    pendingStart = 0
+        let policy = self.policy
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.terminal == nil else { return nil }
+            let buffered = state.pending.count - state.pendingStart
+            switch policy {
+            case .unbounded:
+                state.pending.append(value)
+            case .bufferingOldest(let limit):
+                // A waiting consumer always gets the value.
+                if buffered < max(limit, state.waiter == nil ? 0 : 1) {
+                    state.pending.append(value)
+                } else {
+                    dropped = value
+                }
+            case .bufferingNewest(let limit):
+                state.pending.append(value)
+                if buffered + 1 > max(limit, state.waiter == nil ? 0 : 1) {
+                    dropped = state.popFirst()
                 }
             }
+            return state.wake()
         }
-        let waiter = wake()
-        mutex.unlock()
         // Released here, outside the lock: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
         waiter?.resume()
     }
 
     fileprivate func finish(_ outcome: Terminal) {
-        mutex.lock()
-        guard terminal == nil else {
-            mutex.unlock()
-            return
-        }
-        terminal = outcome
         var dropped: [T?] = []
-        if case .cancelled = outcome {
-            swap(&dropped, &pending)
-            pendingStart = 0
+        let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+            guard state.terminal == nil else { return (false, nil) }
+            state.terminal = outcome
+            if case .cancelled = outcome {
+                swap(&dropped, &state.pending)
+                state.pendingStart = 0
+            }
+            return (true, state.wake())
         }
-        let waiter = wake()
-        mutex.unlock()
+        guard first else { return }
         dropped = []  // released outside the lock: a deinit may send to the signal
         waiter?.resume()
         handle.dispose()

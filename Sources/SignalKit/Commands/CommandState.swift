@@ -11,7 +11,7 @@ import Darwin
 /// The state of a ``Command`` and the delivery of its four signals.
 ///
 /// State changes (executions starting and ending, the enabled input, the
-/// concurrency setting, the command's release) are made under `mutex` and
+/// concurrency setting, the command's release) are made under the lock and
 /// turned into events in `pending`, in the order they happen. Events are
 /// delivered outside the lock by one thread at a time, the *drainer*: the
 /// thread that made a change when nobody was delivering. A change made while
@@ -27,12 +27,17 @@ import Darwin
 /// subscribing thread is the drainer; otherwise the drainer hands it the
 /// value, in order with the other events.
 ///
+/// Each step takes the lock once: it changes the state and, for the drainer,
+/// takes the next event off `pending` as a `Delivery` (the bag reads begun
+/// under the lock), which is performed, and released, after unlocking.
+///
 /// The core outlives the ``Command`` while executions run (they report their
 /// end to it); the command's signals refer to the core, never to the
 /// command.
 ///
-/// `@unchecked Sendable`: every `var` is guarded by `mutex`; the bags are
-/// CSignalRuntime's lock-free bags, walked only by the drainer.
+/// `@unchecked Sendable`: every `var` is in `state`, guarded by
+/// `_LockedState`; the bags are CSignalRuntime's lock-free bags, walked only
+/// by the drainer.
 final class _CommandCore<Output, E>: @unchecked Sendable {
     enum StateKind {
         case executing
@@ -51,28 +56,72 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
         case finishExecutingAndErrors
     }
 
-    private let mutex = _Mutex()
+    /// An event taken off `pending` by the drainer, with the bag reads begun
+    /// under the lock; delivered after unlocking.
+    private enum Delivery {
+        case executing(Bool, _BagRead)
+        case enabled(Bool, _BagRead)
+        case execution(Signal<Output, NoError>, _BagRead)
+        case error(E, _BagRead)
+        /// A state subscriber added to `bag` (`key` nil: the signal has
+        /// finished): it gets `current`, then, if `finished`, the completion.
+        case stateSubscriber(
+            Subscriber<Bool, NoError>, bag: _SubscriberBag<Subscriber<Bool, NoError>>, key: UInt64?,
+            current: Bool, finished: Bool)
+        case finishExecutionSignalsAndEnabled(executions: _BagRead, enabled: _BagRead)
+        case finishExecutingAndErrors(executing: _BagRead, errors: _BagRead)
+    }
 
-    // The state.
-    private var enabledInput = true
-    private var allowsConcurrent: Bool
-    private var running = 0
-    private var released = false
-    /// The last `executing` / `enabled` values queued (for de-duplication).
-    private var queuedExecuting = false
-    private var queuedEnabled = true
-    private var executingAndErrorsFinishQueued = false
+    private struct State {
+        // The state.
+        var enabledInput = true
+        var allowsConcurrent: Bool
+        var running = 0
+        var released = false
+        /// The last `executing` / `enabled` values queued (for
+        /// de-duplication).
+        var queuedExecuting = false
+        var queuedEnabled = true
+        var executingAndErrorsFinishQueued = false
 
-    // The delivery.
-    private var pending: [Event] = []
-    private var draining = false
-    private var drainer: pthread_t?
-    /// The last `executing` / `enabled` values delivered (replayed to new
-    /// subscribers).
-    private var deliveredExecuting = false
-    private var deliveredEnabled = true
-    private var executionSignalsAndEnabledFinished = false
-    private var executingAndErrorsFinished = false
+        // The delivery.
+        var pending: [Event] = []
+        var draining = false
+        var drainer: pthread_t?
+        /// The last `executing` / `enabled` values delivered (replayed to
+        /// new subscribers).
+        var deliveredExecuting = false
+        var deliveredEnabled = true
+        var executionSignalsAndEnabledFinished = false
+        var executingAndErrorsFinished = false
+
+        var isEnabled: Bool {
+            enabledInput && (allowsConcurrent || running == 0)
+        }
+
+        /// Queues `executing` and `enabled` if they changed since last
+        /// queued.
+        mutating func queueStateChanges() {
+            let executing = running > 0
+            if executing != queuedExecuting && !executingAndErrorsFinishQueued {
+                queuedExecuting = executing
+                pending.append(.executing(executing))
+            }
+            let enabled = isEnabled
+            if enabled != queuedEnabled && !released {
+                queuedEnabled = enabled
+                pending.append(.enabled(enabled))
+            }
+        }
+
+        mutating func queueFinishIfIdle() {
+            guard released, running == 0, !executingAndErrorsFinishQueued else { return }
+            executingAndErrorsFinishQueued = true
+            pending.append(.finishExecutingAndErrors)
+        }
+    }
+
+    private let state: _LockedState<State>
 
     private let executionSubscribers = _SubscriberBag<Subscriber<Signal<Output, NoError>, NoError>>()
     private let errorSubscribers = _SubscriberBag<Subscriber<E, NoError>>()
@@ -80,7 +129,7 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
     private let enabledSubscribers = _SubscriberBag<Subscriber<Bool, NoError>>()
 
     init(allowsConcurrentExecution: Bool) {
-        allowsConcurrent = allowsConcurrentExecution
+        state = _LockedState(State(allowsConcurrent: allowsConcurrentExecution))
     }
 
     deinit {
@@ -90,51 +139,32 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
             bag.close()
             bag.removeAll()
         }
-        mutex.destroy()
     }
 
     // MARK: State
 
-    private var isEnabledLocked: Bool {
-        enabledInput && (allowsConcurrent || running == 0)
-    }
-
     var isEnabled: Bool {
-        mutex.withLock { isEnabledLocked }
+        state.withLock { $0.isEnabled }
     }
 
     var isExecuting: Bool {
-        mutex.withLock { running > 0 }
+        state.withLock { $0.running > 0 }
     }
 
     var allowsConcurrentExecution: Bool {
-        get { mutex.withLock { allowsConcurrent } }
+        get { state.withLock { $0.allowsConcurrent } }
         set {
-            mutex.lock()
-            allowsConcurrent = newValue
-            queueStateChangesLocked()
-            unlockAndDrain()
+            changeAndDrain { state in
+                state.allowsConcurrent = newValue
+                state.queueStateChanges()
+            }
         }
     }
 
     func setEnabledInput(_ value: Bool) {
-        mutex.lock()
-        enabledInput = value
-        queueStateChangesLocked()
-        unlockAndDrain()
-    }
-
-    /// Queues `executing` and `enabled` if they changed since last queued.
-    private func queueStateChangesLocked() {
-        let executing = running > 0
-        if executing != queuedExecuting && !executingAndErrorsFinishQueued {
-            queuedExecuting = executing
-            pending.append(.executing(executing))
-        }
-        let enabled = isEnabledLocked
-        if enabled != queuedEnabled && !released {
-            queuedEnabled = enabled
-            pending.append(.enabled(enabled))
+        changeAndDrain { state in
+            state.enabledInput = value
+            state.queueStateChanges()
         }
     }
 
@@ -142,45 +172,39 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
     /// not. The state events are queued; they are delivered with the
     /// execution (`publish`).
     func claim() -> CommandDisabledReason? {
-        mutex.lock()
-        defer { mutex.unlock() }
-        if !enabledInput { return .enabledSignalIsFalse }
-        if !allowsConcurrent && running > 0 { return .alreadyExecuting }
-        running += 1
-        queueStateChangesLocked()
-        return nil
+        state.withLock { state in
+            if !state.enabledInput { return .enabledSignalIsFalse }
+            if !state.allowsConcurrent && state.running > 0 { return .alreadyExecuting }
+            state.running += 1
+            state.queueStateChanges()
+            return nil
+        }
     }
 
     /// Sends a claimed execution on `executionSignals`.
     func publish(_ execution: Signal<Output, NoError>) {
-        mutex.lock()
-        if !released { pending.append(.execution(execution)) }
-        unlockAndDrain()
+        changeAndDrain { state in
+            if !state.released { state.pending.append(.execution(execution)) }
+        }
     }
 
     /// An execution terminated (`error` is nil for a completion).
     func executionEnded(error: E?) {
-        mutex.lock()
-        running -= 1
-        if let error { pending.append(.error(error)) }
-        queueStateChangesLocked()
-        queueFinishIfIdleLocked()
-        unlockAndDrain()
+        changeAndDrain { state in
+            state.running -= 1
+            if let error { state.pending.append(.error(error)) }
+            state.queueStateChanges()
+            state.queueFinishIfIdle()
+        }
     }
 
     /// The command was released.
     func release() {
-        mutex.lock()
-        released = true
-        pending.append(.finishExecutionSignalsAndEnabled)
-        queueFinishIfIdleLocked()
-        unlockAndDrain()
-    }
-
-    private func queueFinishIfIdleLocked() {
-        guard released, running == 0, !executingAndErrorsFinishQueued else { return }
-        executingAndErrorsFinishQueued = true
-        pending.append(.finishExecutingAndErrors)
+        changeAndDrain { state in
+            state.released = true
+            state.pending.append(.finishExecutionSignalsAndEnabled)
+            state.queueFinishIfIdle()
+        }
     }
 
     // MARK: Subscriptions
@@ -198,12 +222,10 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
     private func subscribeHot<T>(
         _ subscriber: Subscriber<T, NoError>,
         bag: _SubscriberBag<Subscriber<T, NoError>>,
-        finished: (_CommandCore) -> Bool
+        finished: (State) -> Bool
     ) -> any Disposable {
-        mutex.lock()
         // The bag is closed when the signal finishes, under the lock.
-        let key = finished(self) ? nil : bag.insert(subscriber)
-        mutex.unlock()
+        let key = state.withLock { finished($0) ? nil : bag.insert(subscriber) }
         if let key {
             subscriber.registerSourceEntry(bag: bag, key: key, owner: nil)
         } else {
@@ -215,120 +237,132 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
     /// A state subscription: the current (last delivered) value, then the
     /// changes; after the end, the last value and the completion.
     func subscribeState(_ kind: StateKind, _ subscriber: Subscriber<Bool, NoError>) -> any Disposable {
-        mutex.lock()
-        if draining, let drainer, pthread_equal(drainer, pthread_self()) == 0 {
-            // Another thread is delivering: it hands the subscriber its
-            // value, in order with the events it delivers.
-            pending.append(.subscribeState(kind, subscriber))
-            mutex.unlock()
-            return EmptyDisposable
+        let added = state.withLock { state -> (delivery: Delivery, becomesDrainer: Bool)? in
+            if state.draining, let drainer = state.drainer, pthread_equal(drainer, pthread_self()) == 0 {
+                // Another thread is delivering: it hands the subscriber its
+                // value, in order with the events it delivers.
+                state.pending.append(.subscribeState(kind, subscriber))
+                return nil
+            }
+            // Nobody delivers (act as the drainer meanwhile), or this thread
+            // is the drainer (a subscription from inside a callback).
+            let becomesDrainer = !state.draining
+            if becomesDrainer {
+                state.draining = true
+                state.drainer = pthread_self()
+            }
+            return (addStateSubscriber(kind, subscriber, &state), becomesDrainer)
         }
-        // Nobody delivers (act as the drainer meanwhile), or this thread is
-        // the drainer (a subscription from inside a callback).
-        let becomesDrainer = !draining
+        guard let (delivery, becomesDrainer) = added else { return EmptyDisposable }
+        perform(delivery)
         if becomesDrainer {
-            draining = true
-            drainer = pthread_self()
-        }
-        addStateSubscriberLocked(kind, subscriber)
-        if becomesDrainer {
-            mutex.lock()
-            drainLocked()
+            drain()
         }
         return EmptyDisposable
     }
 
-    /// Adds a state subscriber and gives it the last delivered value. Called
-    /// by the drainer with `mutex` held; releases it.
-    private func addStateSubscriberLocked(_ kind: StateKind, _ subscriber: Subscriber<Bool, NoError>) {
+    /// Adds a state subscriber (under the lock, by the drainer); the
+    /// returned delivery gives it the last delivered value.
+    private func addStateSubscriber(
+        _ kind: StateKind, _ subscriber: Subscriber<Bool, NoError>, _ state: inout State
+    ) -> Delivery {
         let bag: _SubscriberBag<Subscriber<Bool, NoError>>
         let current: Bool
         let finished: Bool
         switch kind {
         case .executing:
-            (bag, current, finished) = (executingSubscribers, deliveredExecuting, executingAndErrorsFinished)
+            (bag, current, finished) = (executingSubscribers, state.deliveredExecuting, state.executingAndErrorsFinished)
         case .enabled:
-            (bag, current, finished) = (enabledSubscribers, deliveredEnabled, executionSignalsAndEnabledFinished)
+            (bag, current, finished) = (enabledSubscribers, state.deliveredEnabled, state.executionSignalsAndEnabledFinished)
         }
         let key = finished ? nil : bag.insert(subscriber)
-        mutex.unlock()
-        if let key {
-            subscriber.registerSourceEntry(bag: bag, key: key, owner: nil)
-        }
-        subscriber.putNext(current)
-        if finished {
-            subscriber.putCompletion()
-        }
+        return .stateSubscriber(subscriber, bag: bag, key: key, current: current, finished: finished)
     }
 
     // MARK: Delivery
 
-    /// Call with `mutex` held; releases it. Delivers the pending events
+    /// Applies `change` under the lock; then delivers the pending events,
     /// unless another delivery is in progress (which will deliver them).
-    private func unlockAndDrain() {
-        if draining {
-            mutex.unlock()
-            return
+    private func changeAndDrain(_ change: (inout State) -> Void) {
+        let first = state.withLock { state -> Delivery? in
+            change(&state)
+            if state.draining { return nil }
+            state.draining = true
+            state.drainer = pthread_self()
+            return takeFirst(&state)
         }
-        draining = true
-        drainer = pthread_self()
-        drainLocked()
+        guard let first else { return }
+        perform(first)
+        drain()
     }
 
-    /// The drain loop. The caller is the drainer and holds `mutex`; releases
-    /// it.
-    private func drainLocked() {
-        while !pending.isEmpty {
-            deliverFirstLocked()
-            mutex.lock()
+    /// The drain loop. The caller is the drainer; the lock is not held.
+    private func drain() {
+        while let delivery = state.withLock({ takeFirst(&$0) }) {
+            perform(delivery)
         }
-        draining = false
-        drainer = nil
-        mutex.unlock()
     }
 
-    /// Delivers the first pending event. Called with `mutex` held; releases
-    /// it before calling out. The event (and what it holds) is released when
-    /// this returns, outside the lock.
-    private func deliverFirstLocked() {
-        let event = pending.removeFirst()
-        switch event {
+    /// Under the lock, by the drainer: takes the first pending event as a
+    /// delivery, or, when none is left, ends the drain (returns nil).
+    private func takeFirst(_ state: inout State) -> Delivery? {
+        guard !state.pending.isEmpty else {
+            state.draining = false
+            state.drainer = nil
+            return nil
+        }
+        switch state.pending.removeFirst() {
         case .executing(let value):
-            deliveredExecuting = value
-            var read = executingSubscribers.beginRead()
-            mutex.unlock()
-            executingSubscribers.finishRead(&read) { $0.putNext(value) }
+            state.deliveredExecuting = value
+            return .executing(value, executingSubscribers.beginRead())
         case .enabled(let value):
-            deliveredEnabled = value
-            var read = enabledSubscribers.beginRead()
-            mutex.unlock()
-            enabledSubscribers.finishRead(&read) { $0.putNext(value) }
+            state.deliveredEnabled = value
+            return .enabled(value, enabledSubscribers.beginRead())
         case .execution(let execution):
-            var read = executionSubscribers.beginRead()
-            mutex.unlock()
-            executionSubscribers.finishRead(&read) { $0.putNext(execution) }
+            return .execution(execution, executionSubscribers.beginRead())
         case .error(let error):
-            var read = errorSubscribers.beginRead()
-            mutex.unlock()
-            errorSubscribers.finishRead(&read) { $0.putNext(error) }
+            return .error(error, errorSubscribers.beginRead())
         case .subscribeState(let kind, let subscriber):
-            addStateSubscriberLocked(kind, subscriber)
+            return addStateSubscriber(kind, subscriber, &state)
         case .finishExecutionSignalsAndEnabled:
-            executionSignalsAndEnabledFinished = true
+            state.executionSignalsAndEnabledFinished = true
             executionSubscribers.close()
             enabledSubscribers.close()
-            var executions = executionSubscribers.beginRead()
-            var enabled = enabledSubscribers.beginRead()
-            mutex.unlock()
-            executionSubscribers.finishRead(&executions) { $0.putCompletion() }
-            enabledSubscribers.finishRead(&enabled) { $0.putCompletion() }
+            return .finishExecutionSignalsAndEnabled(
+                executions: executionSubscribers.beginRead(), enabled: enabledSubscribers.beginRead())
         case .finishExecutingAndErrors:
-            executingAndErrorsFinished = true
+            state.executingAndErrorsFinished = true
             executingSubscribers.close()
             errorSubscribers.close()
-            var executing = executingSubscribers.beginRead()
-            var errors = errorSubscribers.beginRead()
-            mutex.unlock()
+            return .finishExecutingAndErrors(
+                executing: executingSubscribers.beginRead(), errors: errorSubscribers.beginRead())
+        }
+    }
+
+    /// Delivers a taken event, without the lock. The delivery (and what it
+    /// holds) is released when this returns.
+    private func perform(_ delivery: consuming Delivery) {
+        switch consume delivery {
+        case .executing(let value, var read):
+            executingSubscribers.finishRead(&read) { $0.putNext(value) }
+        case .enabled(let value, var read):
+            enabledSubscribers.finishRead(&read) { $0.putNext(value) }
+        case .execution(let execution, var read):
+            executionSubscribers.finishRead(&read) { $0.putNext(execution) }
+        case .error(let error, var read):
+            errorSubscribers.finishRead(&read) { $0.putNext(error) }
+        case .stateSubscriber(let subscriber, let bag, let key, let current, let finished):
+            if let key {
+                subscriber.registerSourceEntry(bag: bag, key: key, owner: nil)
+            }
+            subscriber.putNext(current)
+            if finished {
+                subscriber.putCompletion()
+            }
+        case .finishExecutionSignalsAndEnabled(var executions, var enabled):
+            executionSubscribers.finishRead(&executions) { $0.putCompletion() }
+            enabledSubscribers.finishRead(&enabled) { $0.putCompletion() }
+        case .finishExecutingAndErrors(var executing, var errors):
             executingSubscribers.finishRead(&executing) { $0.putCompletion() }
             errorSubscribers.finishRead(&errors) { $0.putCompletion() }
         }

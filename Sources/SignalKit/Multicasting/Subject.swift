@@ -120,19 +120,18 @@ extension Subject: @unchecked Sendable where T: Sendable, E: Sendable {}
 /// The state of a subject: subscribers, events, feeders. Subclasses implement
 /// delivery; the base class keeps the feeder subscriptions.
 ///
-/// `@unchecked Sendable`: the feeder table is guarded by `feederMutex`; the
-/// subclasses name their own guards.
+/// `@unchecked Sendable`: the feeder table is guarded by its `_LockedState`;
+/// the subclasses name their own guards.
 class _SubjectCore<T, E>: @unchecked Sendable {
-    private let feederMutex = _Mutex()
-    private var feeders: [UInt64: any Disposable] = [:]
-    private var nextFeederKey: UInt64 = 0
-    private var feedersClosed = false
+    private struct Feeders {
+        var handles: [UInt64: any Disposable] = [:]
+        var nextKey: UInt64 = 0
+        var closed = false
+    }
+
+    private let feeders = _LockedState(Feeders())
 
     init() {}
-
-    deinit {
-        feederMutex.destroy()
-    }
 
     /// Adds `subscriber` (a generator's subscriber); returns the generator's
     /// disposable.
@@ -151,21 +150,21 @@ class _SubjectCore<T, E>: @unchecked Sendable {
     final func attach(_ source: Signal<T, E>) -> any Disposable {
         if isTerminated { return EmptyDisposable }
         let handle = source._start(_ForwardSink(downstream: self))
-        feederMutex.lock()
-        if feedersClosed {
-            // The subject terminated meanwhile (perhaps through this source).
-            feederMutex.unlock()
+        let added = feeders.withLock { feeders -> UInt64? in
+            // Closed: the subject terminated meanwhile (perhaps through this
+            // source).
+            guard !feeders.closed else { return nil }
+            let key = feeders.nextKey
+            feeders.nextKey += 1
+            feeders.handles[key] = handle
+            return key
+        }
+        guard let key = added else {
             handle.dispose()
             return EmptyDisposable
         }
-        let key = nextFeederKey
-        nextFeederKey += 1
-        feeders[key] = handle
-        feederMutex.unlock()
         return ActionDisposable { [self] in
-            feederMutex.lock()
-            let removed = feeders.removeValue(forKey: key)
-            feederMutex.unlock()
+            let removed = feeders.withLock { $0.handles.removeValue(forKey: key) }
             removed?.dispose()
         }
     }
@@ -173,11 +172,11 @@ class _SubjectCore<T, E>: @unchecked Sendable {
     /// Disposes every feeder subscription and refuses new ones. Subclasses
     /// call it once, after delivering the terminal event.
     final func disposeFeeders() {
-        feederMutex.lock()
-        feedersClosed = true
-        let taken = feeders
-        feeders = [:]
-        feederMutex.unlock()
+        let taken = feeders.withLock { feeders in
+            feeders.closed = true
+            defer { feeders.handles = [:] }
+            return feeders.handles
+        }
         for (_, handle) in taken.sorted(by: { $0.key < $1.key }) {
             handle.dispose()
         }

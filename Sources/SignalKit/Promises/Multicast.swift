@@ -24,27 +24,22 @@ public final class Multicast<T>: Sendable {
 /// One upstream subscription feeding a bag of subscribers.
 private final class _MulticastInstance<T>: @unchecked Sendable {
     // `@unchecked Sendable`: `subscribers` is CSignalRuntime's bag; `started`
-    // and `upstream` are guarded by `mutex`.
+    // is guarded by `_LockedState`; `upstream` is a MetaDisposable.
     private let signal: Signal<T, NoError>
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
     private let upstream = MetaDisposable()
-    private let mutex = _Mutex()
-    private var started = false
+    private let started = _LockedState(false)
 
     init(signal: Signal<T, NoError>) {
         self.signal = signal
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     func add(_ subscriber: Subscriber<T, NoError>) -> any Disposable {
         guard let key = subscribers.insert(subscriber) else { return EmptyDisposable }
-        mutex.lock()
-        let start = !started
-        started = true
-        mutex.unlock()
+        let start = started.withLock { started in
+            defer { started = true }
+            return !started
+        }
         if start {
             upstream.set(
                 signal.start(next: { [weak self] value in

@@ -23,10 +23,12 @@
 /// `T` is `Sendable`: the stored value is replayed to subscribers on their
 /// threads.
 public final class Promise<T: Sendable>: Sendable {
-    private let mutex = _Mutex()
-    // Unsafe: `value` and `initializer` are guarded by `mutex`.
-    private nonisolated(unsafe) var value: T?
-    private nonisolated(unsafe) var initializer: Signal<T, NoError>?
+    private struct State {
+        var value: T?
+        var initializer: Signal<T, NoError>?
+    }
+
+    private let state: _LockedState<State>
     private let source = MetaDisposable()
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
 
@@ -37,29 +39,28 @@ public final class Promise<T: Sendable>: Sendable {
     public nonisolated(unsafe) var onDeinit: (@Sendable () -> Void)?
 
     public init(initializeOnFirstAccess: Signal<T, NoError>?) {
-        initializer = initializeOnFirstAccess
+        state = _LockedState(State(initializer: initializeOnFirstAccess))
     }
 
     public init(_ value: T) {
-        self.value = value
+        state = _LockedState(State(value: value))
     }
 
-    public init() {}
+    public init() {
+        state = _LockedState(State())
+    }
 
     deinit {
         onDeinit?()
         source.dispose()
-        mutex.destroy()
     }
 
     /// Makes `signal` the source.
     public func set(_ signal: Signal<T, NoError>) {
-        mutex.lock()
         // The cleared value is released after unlocking: its deinit may use
         // this promise.
         var cleared: T?
-        swap(&cleared, &value)
-        mutex.unlock()
+        state.withLock { swap(&cleared, &$0.value) }
         cleared = nil
         source.set(
             signal.start(next: { [weak self] value in
@@ -70,10 +71,10 @@ public final class Promise<T: Sendable>: Sendable {
 
     private func deliver(_ value: T) {
         var replaced: T? = value
-        mutex.lock()
-        swap(&self.value, &replaced)
-        var read = subscribers.beginRead()
-        mutex.unlock()
+        var read = state.withLock { state in
+            swap(&state.value, &replaced)
+            return subscribers.beginRead()
+        }
         // Released outside the lock: its deinit may use this promise.
         replaced = nil
         subscribers.finishRead(&read) { $0.putNext(value) }
@@ -82,12 +83,9 @@ public final class Promise<T: Sendable>: Sendable {
     /// The current value, then every later one. Never completes.
     public func get() -> Signal<T, NoError> {
         Signal { subscriber in
-            self.mutex.lock()
-            let initializer = self.initializer
-            self.initializer = nil
-            let current = self.value
-            let key = self.subscribers.insert(subscriber)
-            self.mutex.unlock()
+            let (initializer, current, key) = self.state.withLock { state in
+                (state.initializer.take(), state.value, self.subscribers.insert(subscriber))
+            }
             if let current {
                 subscriber.putNext(current)
             }

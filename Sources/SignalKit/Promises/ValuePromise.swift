@@ -19,25 +19,24 @@
 /// `T` is `Sendable`: the stored value is replayed to subscribers on their
 /// threads.
 public final class ValuePromise<T: Equatable & Sendable>: Sendable {
-    private let mutex = _Mutex()
-    // Unsafe: `value` and `generation` are guarded by `mutex`.
-    private nonisolated(unsafe) var value: T?
-    /// Counts the stores of an `ignoreRepeated` promise (see `set`).
-    private nonisolated(unsafe) var generation: UInt = 0
+    private struct State {
+        var value: T?
+        /// Counts the stores of an `ignoreRepeated` promise (see `set`).
+        var generation: UInt = 0
+    }
+
+    private let state: _LockedState<State>
     private let subscribers = _SubscriberBag<Subscriber<T, NoError>>()
     public let ignoreRepeated: Bool
 
     public init(_ value: T, ignoreRepeated: Bool = false) {
-        self.value = value
+        state = _LockedState(State(value: value))
         self.ignoreRepeated = ignoreRepeated
     }
 
     public init(ignoreRepeated: Bool = false) {
+        state = _LockedState(State())
         self.ignoreRepeated = ignoreRepeated
-    }
-
-    deinit {
-        mutex.destroy()
     }
 
     public func set(_ value: T) {
@@ -46,10 +45,10 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
             return
         }
         var replaced: T? = value
-        mutex.lock()
-        swap(&self.value, &replaced)
-        var read = subscribers.beginRead()
-        mutex.unlock()
+        var read = state.withLock { state in
+            swap(&state.value, &replaced)
+            return subscribers.beginRead()
+        }
         // Released outside the lock: its deinit may use this promise.
         replaced = nil
         subscribers.finishRead(&read) { $0.putNext(value) }
@@ -61,23 +60,22 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     /// replaced it meanwhile (`generation` unchanged), else compared again.
     private func setIgnoringRepeated(_ value: T) {
         while true {
-            mutex.lock()
-            var current = self.value
-            let observed = generation
-            mutex.unlock()
+            var current: T?
+            let observed = state.withLock { state in
+                current = state.value
+                return state.generation
+            }
             if let stored = current, stored == value {
                 return
             }
             var replaced: T? = value
-            mutex.lock()
-            if generation != observed {
-                mutex.unlock()
-                continue
+            let stored = state.withLock { state -> _BagRead? in
+                guard state.generation == observed else { return nil }
+                state.generation &+= 1
+                swap(&state.value, &replaced)
+                return subscribers.beginRead()
             }
-            generation &+= 1
-            swap(&self.value, &replaced)
-            var read = subscribers.beginRead()
-            mutex.unlock()
+            guard var read = stored else { continue }
             // Released outside the lock: their deinit may use this promise.
             current = nil
             replaced = nil
@@ -89,10 +87,9 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
     /// The stored value (if any), then every later one. Never completes.
     public func get() -> Signal<T, NoError> {
         Signal { subscriber in
-            self.mutex.lock()
-            let current = self.value
-            let key = self.subscribers.insert(subscriber)
-            self.mutex.unlock()
+            let (current, key) = self.state.withLock { state in
+                (state.value, self.subscribers.insert(subscriber))
+            }
             if let current {
                 subscriber.putNext(current)
             }

@@ -18,9 +18,8 @@ public final class Timer: Sendable {
     private let repeats: Bool
     private let completion: @Sendable (Timer) -> Void
     private let queue: Queue
-    private let mutex = _Mutex()
-    // Unsafe: guarded by `mutex`.
-    private nonisolated(unsafe) var source: (token: _TimerToken, disposable: any Disposable)?
+    /// The running source (the `start()` it belongs to and its handle).
+    private let source = _LockedState<(token: _TimerToken, disposable: any Disposable)?>(nil)
 
     public convenience init(timeout: Double, repeat: Bool, completion: @escaping @Sendable () -> Void, queue: Queue) {
         self.init(timeout: timeout, repeat: `repeat`, completion: { _ in completion() }, queue: queue)
@@ -34,8 +33,7 @@ public final class Timer: Sendable {
     }
 
     deinit {
-        source?.disposable.dispose()
-        mutex.destroy()
+        source.withLock { $0.take() }?.disposable.dispose()
     }
 
     /// Arms the timer; a running one is cancelled first.
@@ -61,19 +59,16 @@ public final class Timer: Sendable {
             source.resume()
             newSource = ActionDisposable { source.cancel() }
         }
-        mutex.lock()
-        let previous = source
-        source = (token, newSource)
-        mutex.unlock()
+        let previous = source.withLock { source in
+            defer { source = (token, newSource) }
+            return source
+        }
         previous?.disposable.dispose()
     }
 
     /// Stops the timer.
     public func invalidate() {
-        mutex.lock()
-        let previous = source
-        source = nil
-        mutex.unlock()
+        let previous = source.withLock { $0.take() }
         previous?.disposable.dispose()
     }
 
@@ -81,13 +76,11 @@ public final class Timer: Sendable {
         completion(self)
         guard !repeats else { return }
         // One-shot: stop this source, unless the completion restarted the timer.
-        mutex.lock()
-        var previous: (any Disposable)?
-        if let current = source, current.token === token {
-            previous = current.disposable
+        let previous = source.withLock { source -> (any Disposable)? in
+            guard let current = source, current.token === token else { return nil }
             source = nil
+            return current.disposable
         }
-        mutex.unlock()
         previous?.dispose()
     }
 }
@@ -97,14 +90,18 @@ private final class _TimerToken: Sendable {}
 
 /// A (possibly repeating) timer on a `QueueScheduler`.
 final class _ScheduledTimer: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `pending` and `cancelled` are guarded by `mutex`.
+    // `@unchecked Sendable`: `pending` and `cancelled` are guarded by
+    // `_LockedState`; the rest is immutable.
+    private struct State {
+        var pending: (any Disposable)?
+        var cancelled = false
+    }
+
     private let scheduler: any QueueScheduler
     private let interval: Double
     private let repeats: Bool
     private let fire: () -> Void
-    private let mutex = _Mutex()
-    private var pending: (any Disposable)?
-    private var cancelled = false
+    private let state = _LockedState(State())
 
     init(scheduler: any QueueScheduler, interval: Double, repeats: Bool, fire: @escaping @Sendable () -> Void) {
         self.scheduler = scheduler
@@ -114,36 +111,28 @@ final class _ScheduledTimer: Disposable, @unchecked Sendable {
         arm()
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     private func arm() {
         let work = scheduler.schedule(after: interval) { [weak self] in
             guard let self else { return }
-            self.mutex.lock()
-            let cancelled = self.cancelled
-            self.mutex.unlock()
-            guard !cancelled else { return }
+            guard !self.state.withLock({ $0.cancelled }) else { return }
             if self.repeats { self.arm() }
             self.fire()
         }
         var replaced: (any Disposable)? = work
-        mutex.lock()
-        let cancelled = self.cancelled
-        if !cancelled { swap(&pending, &replaced) }
-        mutex.unlock()
+        let cancelled = state.withLock { state in
+            if !state.cancelled { swap(&state.pending, &replaced) }
+            return state.cancelled
+        }
         // The previous (fired) work item is released outside the lock.
         replaced = nil
         if cancelled { work.dispose() }
     }
 
     func dispose() {
-        mutex.lock()
-        cancelled = true
-        let pending = self.pending
-        self.pending = nil
-        mutex.unlock()
+        let pending = state.withLock { state in
+            state.cancelled = true
+            return state.pending.take()
+        }
         pending?.dispose()
     }
 }

@@ -202,25 +202,54 @@ final class _ReduceGeneratorControl: Disposable, @unchecked Sendable {
 /// The fold: the current value, the queue of values waiting for a generator
 /// signal, and the flags of the drain loop.
 final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
-    // `@unchecked Sendable`: every `var` is only accessed with `lock` held;
-    // the `let`s are immutable or thread-safe.
+    // `@unchecked Sendable`: `state` is guarded by `_LockedState`; the `let`s
+    // are immutable or thread-safe.
+    private struct State {
+        var current: T
+        /// FIFO of values waiting for the running generator signal; consumed
+        /// slots are cleared so that values are released as they are used.
+        var queued: [T?] = []
+        var queueHead = 0
+        /// A generator signal is running (or its values are being drained).
+        var executing = false
+        var upstreamCompleted = false
+        /// The drain loop is inside `_start` of a generator signal.
+        var starting = false
+        /// The generator signal being started completed before `_start`
+        /// returned.
+        var completedWhileStarting = false
+
+        /// After a generator signal completed: dequeues the next value
+        /// (returns true), or goes idle and, if the upstream has completed,
+        /// hands out the result (returns false). `disposed`: the control's
+        /// flag, read under the lock.
+        mutating func advance(disposed: Bool, next: inout T?, result: inout T?) -> Bool {
+            if disposed {
+                return false
+            }
+            if queueHead < queued.count {
+                next = queued[queueHead]
+                queued[queueHead] = nil
+                queueHead += 1
+                if queueHead == queued.count {
+                    queued.removeAll(keepingCapacity: true)
+                    queueHead = 0
+                } else if queueHead >= 64 && queueHead * 2 >= queued.count {
+                    queued.removeFirst(queueHead)
+                    queueHead = 0
+                }
+                return true
+            }
+            executing = false
+            if upstreamCompleted { result = current }
+            return false
+        }
+    }
+
     let downstream: Subscriber<T, E>
     let generator: (T, T) -> Signal<(T, Passthrough<T>), E>
     let control: _ReduceGeneratorControl
-
-    private let lock = _Mutex()
-    private var current: T
-    /// FIFO of values waiting for the running generator signal; consumed
-    /// slots are cleared so that values are released as they are used.
-    private var queued: [T?] = []
-    private var queueHead = 0
-    /// A generator signal is running (or its values are being drained).
-    private var executing = false
-    private var upstreamCompleted = false
-    /// The drain loop is inside `_start` of a generator signal.
-    private var starting = false
-    /// The generator signal being started completed before `_start` returned.
-    private var completedWhileStarting = false
+    private let state: _LockedState<State>
 
     init(
         downstream: Subscriber<T, E>,
@@ -229,35 +258,29 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         control: _ReduceGeneratorControl
     ) {
         self.downstream = downstream
-        self.current = seed
+        self.state = _LockedState(State(current: seed))
         self.generator = generator
         self.control = control
-    }
-
-    deinit {
-        lock.destroy()
     }
 
     // MARK: Upstream events
 
     func upstreamNext(_ value: T) {
-        var startNow = false
-        lock.withLock {
-            if executing {
-                queued.append(value)
-            } else {
-                executing = true
-                startNow = true
+        let startNow = state.withLock { state -> Bool in
+            if state.executing {
+                state.queued.append(value)
+                return false
             }
+            state.executing = true
+            return true
         }
         if startNow { drain(startingWith: value) }
     }
 
     func upstreamCompletion() {
-        var result: T?
-        lock.withLock {
-            upstreamCompleted = true
-            if !executing { result = current }
+        let result = state.withLock { state -> T? in
+            state.upstreamCompleted = true
+            return state.executing ? nil : state.current
         }
         if let result { finish(with: result) }
     }
@@ -276,13 +299,13 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         var next: T?
         var result: T?
         var continues = false
-        lock.withLock {
-            if starting {
+        state.withLock { state in
+            if state.starting {
                 // The drain loop is still inside `_start`: it continues.
-                completedWhileStarting = true
+                state.completedWhileStarting = true
                 return
             }
-            continues = advance(next: &next, result: &result)
+            continues = state.advance(disposed: control.isDisposed, next: &next, result: &result)
         }
         if continues, let next {
             drain(startingWith: next)
@@ -292,9 +315,9 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
     }
 
     private func replaceCurrent(with value: T) -> T {
-        lock.withLock {
-            let replaced = current
-            current = value
+        state.withLock { state in
+            let replaced = state.current
+            state.current = value
             return replaced
         }
     }
@@ -307,21 +330,21 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         var value = value
         while true {
             guard !control.isDisposed else { return }
-            let accumulator = lock.withLock {
-                starting = true
-                completedWhileStarting = false
-                return current
+            let accumulator = state.withLock { state in
+                state.starting = true
+                state.completedWhileStarting = false
+                return state.current
             }
             let step = generator(accumulator, value)
             control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
             var next: T?
             var result: T?
             var continues = false
-            lock.withLock {
-                starting = false
+            state.withLock { state in
+                state.starting = false
                 // Still running: its completion continues the fold.
-                guard completedWhileStarting else { return }
-                continues = advance(next: &next, result: &result)
+                guard state.completedWhileStarting else { return }
+                continues = state.advance(disposed: control.isDisposed, next: &next, result: &result)
             }
             if continues, let next {
                 value = next
@@ -330,31 +353,6 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
             if let result { finish(with: result) }
             return
         }
-    }
-
-    /// With `lock` held, after a generator signal completed: dequeues the
-    /// next value (returns true), or goes idle and, if the upstream has
-    /// completed, hands out the result (returns false).
-    private func advance(next: inout T?, result: inout T?) -> Bool {
-        if control.isDisposed {
-            return false
-        }
-        if queueHead < queued.count {
-            next = queued[queueHead]
-            queued[queueHead] = nil
-            queueHead += 1
-            if queueHead == queued.count {
-                queued.removeAll(keepingCapacity: true)
-                queueHead = 0
-            } else if queueHead >= 64 && queueHead * 2 >= queued.count {
-                queued.removeFirst(queueHead)
-                queueHead = 0
-            }
-            return true
-        }
-        executing = false
-        if upstreamCompleted { result = current }
-        return false
     }
 
     private func finish(with result: T) {

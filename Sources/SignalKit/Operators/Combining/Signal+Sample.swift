@@ -41,38 +41,33 @@ public func sample<T: Sendable, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>)
     }
 }
 
-/// `@unchecked Sendable`: `latest` is guarded by `mutex`.
+/// `@unchecked Sendable`: `latest` is guarded by `_LockedState`.
 final class _SampleState<T, E>: @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
-    private let mutex = _Mutex()
-    private var latest: T?
+    private let latest = _LockedState<T?>(nil)
 
     init(downstream: Subscriber<T, E>) {
         self.delivery = _SerialDelivery(downstream: downstream)
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     func store(_ value: T) {
         var previous: T? = value
-        mutex.withLock { swap(&latest, &previous) }
+        latest.withLock { swap(&$0, &previous) }
         // The replaced value is released here, outside the lock.
         withExtendedLifetime(previous) {}
     }
 
     func tick() {
-        mutex.lock()
         // Pushed under the lock: samples keep the order of the ticks.
-        let mustDrain = latest.map { delivery.push(.next($0)) } ?? false
-        mutex.unlock()
+        let mustDrain = latest.withLock { latest in
+            latest.map { delivery.push(.next($0)) } ?? false
+        }
         if mustDrain { delivery.drain() }
     }
 
     func releaseLatest() {
         var released: T?
-        mutex.withLock { swap(&latest, &released) }
+        latest.withLock { swap(&$0, &released) }
         withExtendedLifetime(released) {}
     }
 }

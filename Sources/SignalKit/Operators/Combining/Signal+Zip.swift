@@ -7,10 +7,10 @@
 // GENERATED-Signal+Zip+Arities.swift, the array form and `zipWith` here).
 //
 // Like `combineLatest`, zip keeps one typed slot per input (a FIFO of that
-// input's unpaired values) under the state's mutex, and a `combine` closure
+// input's unpaired values) under the state's lock, and a `combine` closure
 // built by each form pops one value from every slot. Unlike
 // `combineLatest`, the downstream is fed through a `_SerialDelivery`, pushed
-// under the mutex: tuples arrive in the order they were formed, one at a
+// under the lock: tuples arrive in the order they were formed, one at a
 // time, even when the inputs deliver on different threads.
 
 /// Pairs the n-th values of the signals in an array: emits an array of each
@@ -73,7 +73,7 @@ public func zipWith<T: Sendable, U: Sendable, E>(_ other: Signal<U, E>) -> (Sign
 // MARK: - The zip engine
 
 /// The unpaired values of one input. `values` and `completed` are guarded by
-/// the mutex of the `_ZipState` the slot belongs to.
+/// the lock (`_LockedState`) of the `_ZipState` the slot belongs to.
 class _ZipSlotBase: @unchecked Sendable {
     /// The input completed.
     var completed = false
@@ -98,27 +98,27 @@ final class _ZipSlot<T>: _ZipSlotBase, @unchecked Sendable {
 /// (with a `combine` closure popping one value from every slot), then
 /// subscribes the inputs in argument order with `subscribe(_:into:)`.
 ///
-/// `@unchecked Sendable`: the slots, `filled` and `terminated` are guarded by
-/// `mutex`; the rest is immutable.
+/// `@unchecked Sendable`: `filled` and `terminated` are guarded by
+/// `_LockedState`, and so are the slots' contents (read and written only
+/// inside its `withLock`, or after termination); the rest is immutable.
 final class _ZipState<R, E>: @unchecked Sendable {
+    private struct State {
+        /// How many slots hold at least one value.
+        var filled = 0
+        var terminated = false
+    }
+
     let delivery: _SerialDelivery<R, E>
     let slots: [_ZipSlotBase]
     /// Pops one value from every slot and builds the output; called under the
-    /// mutex, when every slot has a value.
+    /// lock, when every slot has a value.
     let combine: () -> R
-    private let mutex = _Mutex()
-    /// How many slots hold at least one value.
-    private var filled = 0
-    private var terminated = false
+    private let state = _LockedState(State())
 
     init(downstream: Subscriber<R, E>, slots: [_ZipSlotBase], combine: @escaping @Sendable () -> R) {
         self.delivery = _SerialDelivery(downstream: downstream)
         self.slots = slots
         self.combine = combine
-    }
-
-    deinit {
-        mutex.destroy()
     }
 
     /// Subscribes one input, storing its values into `slot`; returns its
@@ -128,31 +128,29 @@ final class _ZipState<R, E>: @unchecked Sendable {
     }
 
     func putNext<T>(_ value: T, into slot: _ZipSlot<T>) {
-        mutex.lock()
-        guard !terminated else {
-            mutex.unlock()
-            return
+        let outcome = state.withLock { state -> (ended: Bool, mustDrain: Bool)? in
+            guard !state.terminated else { return nil }
+            if slot.values.isEmpty { state.filled += 1 }
+            slot.values.append(value)
+            var mustDrain = false
+            if state.filled == slots.count {
+                mustDrain = delivery.push(.next(combine()))
+                state.filled = 0
+                var exhausted = false
+                for slot in slots where !slot.isEmpty {
+                    state.filled += 1
+                }
+                for slot in slots where slot.completed && slot.isEmpty {
+                    exhausted = true
+                }
+                if exhausted {
+                    state.terminated = true
+                    mustDrain = delivery.push(.completed) || mustDrain
+                }
+            }
+            return (state.terminated, mustDrain)
         }
-        if slot.values.isEmpty { filled += 1 }
-        slot.values.append(value)
-        var mustDrain = false
-        if filled == slots.count {
-            mustDrain = delivery.push(.next(combine()))
-            filled = 0
-            var exhausted = false
-            for slot in slots where !slot.isEmpty {
-                filled += 1
-            }
-            for slot in slots where slot.completed && slot.isEmpty {
-                exhausted = true
-            }
-            if exhausted {
-                terminated = true
-                mustDrain = delivery.push(.completed) || mustDrain
-            }
-        }
-        let ended = terminated
-        mutex.unlock()
+        guard let (ended, mustDrain) = outcome else { return }
         // Only the call that terminated gets here with `ended` (earlier
         // calls returned above): it alone releases the values.
         if ended { releaseValues() }
@@ -160,33 +158,28 @@ final class _ZipState<R, E>: @unchecked Sendable {
     }
 
     func inputCompleted(_ slot: _ZipSlotBase) {
-        mutex.lock()
-        var mustDrain = false
-        var ended = false
-        if !terminated {
+        let (ended, mustDrain) = state.withLock { state -> (Bool, Bool) in
+            guard !state.terminated else { return (false, false) }
             slot.completed = true
-            if slot.isEmpty {
-                terminated = true
-                ended = true
-                mustDrain = delivery.push(.completed)
-            }
+            guard slot.isEmpty else { return (false, false) }
+            state.terminated = true
+            return (true, delivery.push(.completed))
         }
-        mutex.unlock()
         if ended { releaseValues() }
         if mustDrain { delivery.drain() }
     }
 
     func putError(_ error: E) {
-        mutex.lock()
-        let first = !terminated
-        terminated = true
-        let mustDrain = first && delivery.push(.error(error))
-        mutex.unlock()
+        let (first, mustDrain) = state.withLock { state -> (Bool, Bool) in
+            let first = !state.terminated
+            state.terminated = true
+            return (first, first && delivery.push(.error(error)))
+        }
         if first { releaseValues() }
         if mustDrain { delivery.drain() }
     }
 
-    /// After termination (published under the mutex) nothing reads or
+    /// After termination (published under the lock) nothing reads or
     /// writes the slots any more: their values are released without the
     /// lock, so that no value's `deinit` runs under it.
     private func releaseValues() {

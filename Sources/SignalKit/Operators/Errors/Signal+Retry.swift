@@ -137,36 +137,32 @@ final class _RetryPolicy<E, R>: @unchecked Sendable {
 /// Holds no reference to the downstream subscriber (the sinks and the
 /// pending wait do).
 final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `state` is guarded by `mutex`.
+    // `@unchecked Sendable`: `state` is guarded by `_LockedState`; `policy`
+    // is immutable.
     private struct State {
         var slot = _StepSlot()
         var nextStep = 0
         var delay = 0.0
         var retries = 0
+        /// The source; released once the run is disposed (see
+        /// `_StepTrampoline.didDispose`).
+        var signal: Signal<T, E>?
     }
 
     let policy: _RetryPolicy<E, R>
-    private let mutex = _Mutex()
-    private var state = State()
-    /// The source; released once the run is disposed (see
-    /// `_StepTrampoline.didDispose`).
-    private var signal: Signal<T, E>?
+    private let state: _LockedState<State>
 
     init(signal: Signal<T, E>, policy: _RetryPolicy<E, R>) {
-        self.signal = signal
+        self.state = _LockedState(State(signal: signal))
         self.policy = policy
-    }
-
-    deinit {
-        mutex.destroy()
     }
 
     /// Subscribes the source, unless disposed or the downstream has ended
     /// (a loop never resubscribes for an ended downstream).
     func subscribe(_ downstream: Subscriber<T, R>) {
         guard !downstream._hasEnded else { return }
-        let next = mutex.withLock { () -> (Int, Signal<T, E>)? in
-            guard !state.slot.isDisposed, let signal else { return nil }
+        let next = state.withLock { state -> (Int, Signal<T, E>)? in
+            guard !state.slot.isDisposed, let signal = state.signal else { return nil }
             defer { state.nextStep += 1 }
             return (state.nextStep, signal)
         }
@@ -176,7 +172,8 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     /// Counts a retry; returns its delay, or nil when `maxRetries` is reached.
     func nextDelay() -> Double? {
-        mutex.withLock { () -> Double? in
+        let policy = self.policy
+        return state.withLock { state -> Double? in
             state.retries += 1
             if let maxRetries = policy.maxRetries, state.retries >= maxRetries { return nil }
             state.delay = min(policy.maxDelay, state.delay + policy.delayIncrement)
@@ -186,7 +183,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     /// Resubscribes on the policy's queue after `delay` seconds.
     func resubscribe(after delay: Double, _ downstream: Subscriber<T, R>) {
-        let step = mutex.withLock { () -> Int in
+        let step = state.withLock { state -> Int in
             defer { state.nextStep += 1 }
             return state.nextStep
         }
@@ -197,14 +194,14 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     }
 
     private func install(_ disposable: any Disposable, step: Int) {
-        let toDispose = mutex.withLock { state.slot.install(disposable, step: step) }
+        let toDispose = state.withLock { $0.slot.install(disposable, step: step) }
         toDispose?.dispose()
     }
 
     func dispose() {
-        let current = mutex.withLock { state.slot.dispose() }
+        let current = state.withLock { $0.slot.dispose() }
         current?.dispose()
-        let released = mutex.withLock { signal.take() }
+        let released = state.withLock { $0.signal.take() }
         _ = released
     }
 }

@@ -42,36 +42,35 @@ public func takeUntilReplacement<T, E>(_ replacement: Signal<T, E>) -> (Signal<T
     }
 }
 
-/// `@unchecked Sendable`: `replaced` and `source` are guarded by `mutex`.
+/// `@unchecked Sendable`: `replaced`, `sourceDisposed` and `source` are
+/// guarded by `_LockedState`; `delivery` is thread-safe.
 final class _ReplacementState<T, E>: @unchecked Sendable {
+    private struct State {
+        var replaced = false
+        var sourceDisposed = false
+        var source: (any Disposable)?
+    }
+
     let delivery: _SerialDelivery<T, E>
-    private let mutex = _Mutex()
-    private var replaced = false
-    private var sourceDisposed = false
-    private var source: (any Disposable)?
+    private let state = _LockedState(State())
 
     init(downstream: Subscriber<T, E>) {
         delivery = _SerialDelivery(downstream: downstream)
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     func setSource(_ handle: any Disposable) {
-        let disposeNow = mutex.withLock { () -> Bool in
-            if sourceDisposed { return true }
-            source = handle
+        let disposeNow = state.withLock { state -> Bool in
+            if state.sourceDisposed { return true }
+            state.source = handle
             return false
         }
         if disposeNow { handle.dispose() }
     }
 
     func disposeSource() {
-        let handle = mutex.withLock { () -> (any Disposable)? in
-            sourceDisposed = true
-            defer { source = nil }
-            return source
+        let handle = state.withLock { state -> (any Disposable)? in
+            state.sourceDisposed = true
+            return state.source.take()
         }
         handle?.dispose()
     }
@@ -79,20 +78,18 @@ final class _ReplacementState<T, E>: @unchecked Sendable {
     /// An event of the signal (`isReplacement == false`) or of the
     /// replacement.
     func send(_ event: _QueuedEvent<T, E>, isReplacement: Bool) {
-        mutex.lock()
-        if !isReplacement {
-            var dropped = replaced
-            // The signal's own completion never ends the result.
-            if case .completed = event { dropped = true }
-            if dropped {
-                mutex.unlock()
-                return
+        let pushed = state.withLock { state -> (first: Bool, mustDrain: Bool)? in
+            if !isReplacement {
+                var dropped = state.replaced
+                // The signal's own completion never ends the result.
+                if case .completed = event { dropped = true }
+                if dropped { return nil }
             }
+            let first = isReplacement && !state.replaced
+            if first { state.replaced = true }
+            return (first, delivery.push(event))
         }
-        let first = isReplacement && !replaced
-        if first { replaced = true }
-        let mustDrain = delivery.push(event)
-        mutex.unlock()
+        guard let (first, mustDrain) = pushed else { return }
         if first { disposeSource() }
         if mustDrain { delivery.drain() }
     }

@@ -50,19 +50,23 @@ public func bufferWithTime<T: Sendable, E>(_ interval: Double, queue: Queue) -> 
 
 /// The current batch and its timer.
 ///
-/// `@unchecked Sendable`: `batch`, `timer`, `armedNumber` and `stopped` are
-/// guarded by `mutex`; the rest is immutable.
+/// `@unchecked Sendable`: `batch`, `timer`, `armedNumber`, `batches` and
+/// `stopped` are guarded by `_LockedState`; the rest is immutable or
+/// thread-safe.
 final class _BufferState<T, E>: @unchecked Sendable {
+    private struct State {
+        var batch: [T] = []
+        var timer: (any Disposable)?
+        /// The number of the batch whose timer is armed, if one is.
+        var armedNumber: Int?
+        var batches = 0
+        var stopped = false
+    }
+
     let delivery: _SerialDelivery<[T], E>
     let interval: Double
     let queue: Queue
-    private let mutex = _Mutex()
-    private var batch: [T] = []
-    private var timer: (any Disposable)?
-    /// The number of the batch whose timer is armed, if one is.
-    private var armedNumber: Int?
-    private var batches = 0
-    private var stopped = false
+    private let state = _LockedState(State())
 
     init(downstream: Subscriber<[T], E>, interval: Double, queue: Queue) {
         self.delivery = _SerialDelivery(downstream: downstream)
@@ -70,18 +74,14 @@ final class _BufferState<T, E>: @unchecked Sendable {
         self.queue = queue
     }
 
-    deinit {
-        mutex.destroy()
-    }
-
     func putNext(_ value: T) {
-        let arming = mutex.withLock { () -> Int? in
-            guard !stopped else { return nil }
-            batch.append(value)
-            guard armedNumber == nil else { return nil }
-            batches += 1
-            armedNumber = batches
-            return batches
+        let arming = state.withLock { state -> Int? in
+            guard !state.stopped else { return nil }
+            state.batch.append(value)
+            guard state.armedNumber == nil else { return nil }
+            state.batches += 1
+            state.armedNumber = state.batches
+            return state.batches
         }
         guard let number = arming else { return }
         // Strong: a pending timer keeps the state (and the downstream) alive
@@ -89,9 +89,9 @@ final class _BufferState<T, E>: @unchecked Sendable {
         let handle = queue.cancellableAfter(interval) { [self] in
             fire(number)
         }
-        let keep = mutex.withLock { () -> Bool in
-            guard !stopped, armedNumber == number else { return false }
-            timer = handle
+        let keep = state.withLock { state -> Bool in
+            guard !state.stopped, state.armedNumber == number else { return false }
+            state.timer = handle
             return true
         }
         if !keep { handle.dispose() }
@@ -100,31 +100,29 @@ final class _BufferState<T, E>: @unchecked Sendable {
     private func fire(_ number: Int) {
         var sent: [T] = []
         var firedTimer: (any Disposable)?
-        mutex.lock()
-        var mustDrain = false
-        if armedNumber == number {
-            armedNumber = nil
-            swap(&firedTimer, &timer)
-            swap(&sent, &batch)
-            if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
+        let mustDrain = state.withLock { state -> Bool in
+            guard state.armedNumber == number else { return false }
+            state.armedNumber = nil
+            swap(&firedTimer, &state.timer)
+            swap(&sent, &state.batch)
+            return !sent.isEmpty && delivery.push(.next(sent))
         }
-        mutex.unlock()
         firedTimer = nil  // released outside the lock
         if mustDrain { delivery.drain() }
     }
 
     func putCompletion() {
         var sent: [T] = []
-        mutex.lock()
-        swap(&sent, &batch)
-        let oldTimer = timer
-        timer = nil
-        armedNumber = nil
-        stopped = true
-        var mustDrain = false
-        if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
-        mustDrain = delivery.push(.completed) || mustDrain
-        mutex.unlock()
+        let (oldTimer, mustDrain) = state.withLock { state -> ((any Disposable)?, Bool) in
+            swap(&sent, &state.batch)
+            let oldTimer = state.timer.take()
+            state.armedNumber = nil
+            state.stopped = true
+            var mustDrain = false
+            if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
+            mustDrain = delivery.push(.completed) || mustDrain
+            return (oldTimer, mustDrain)
+        }
         oldTimer?.dispose()
         if mustDrain { delivery.drain() }
     }
@@ -137,13 +135,12 @@ final class _BufferState<T, E>: @unchecked Sendable {
     /// Drops the batch and cancels its timer; nothing more is sent.
     func stop() {
         var dropped: [T] = []
-        mutex.lock()
-        swap(&dropped, &batch)
-        let oldTimer = timer
-        timer = nil
-        armedNumber = nil
-        stopped = true
-        mutex.unlock()
+        let oldTimer = state.withLock { state -> (any Disposable)? in
+            swap(&dropped, &state.batch)
+            state.armedNumber = nil
+            state.stopped = true
+            return state.timer.take()
+        }
         oldTimer?.dispose()
         dropped = []
     }

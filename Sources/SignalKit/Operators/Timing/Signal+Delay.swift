@@ -119,27 +119,26 @@ extension Queue {
 /// timers, then subscribes upstream.
 ///
 /// `@unchecked Sendable`: `pending`, `timer` and `disposed` are guarded by
-/// `mutex`; `upstream` is a MetaDisposable. Timers, upstream and the
+/// `_LockedState`; `upstream` is a MetaDisposable. Timers, upstream and the
 /// downstream subscriber are touched after unlocking.
 final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
+    private struct State {
+        /// What to subscribe; taken when the subscription is made.
+        var pending: (signal: Signal<T, E>, subscriber: Subscriber<T, E>)?
+        /// The running timer. It references this state through its
+        /// completion; the reference cycle is broken when the timer is
+        /// replaced, fires for the last time or is disposed.
+        var timer: Timer?
+        var disposed = false
+    }
+
     private let queue: Queue
     private let upstream = MetaDisposable()
-    private let mutex = _Mutex()
-    /// What to subscribe; taken when the subscription is made.
-    private var pending: (signal: Signal<T, E>, subscriber: Subscriber<T, E>)?
-    /// The running timer. It references this state through its completion;
-    /// the reference cycle is broken when the timer is replaced, fires for
-    /// the last time or is disposed.
-    private var timer: Timer?
-    private var disposed = false
+    private let state: _LockedState<State>
 
     init(signal: Signal<T, E>, subscriber: Subscriber<T, E>, queue: Queue) {
         self.queue = queue
-        self.pending = (signal, subscriber)
-    }
-
-    deinit {
-        mutex.destroy()
+        self.state = _LockedState(State(pending: (signal, subscriber)))
     }
 
     /// Starts the final one-shot timer (replacing a running one): when it
@@ -155,11 +154,12 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
     }
 
     private func install(_ timer: Timer) {
-        mutex.lock()
-        let refused = disposed || pending == nil
-        let previous = self.timer
-        if !refused { self.timer = timer }
-        mutex.unlock()
+        let (refused, previous) = state.withLock { state -> (Bool, Timer?) in
+            let refused = state.disposed || state.pending == nil
+            let previous = state.timer
+            if !refused { state.timer = timer }
+            return (refused, previous)
+        }
         // An invalidated timer cannot fire again; releasing it (outside the
         // lock) breaks its reference to this state.
         previous?.invalidate()
@@ -168,26 +168,20 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
     }
 
     private func subscribe() {
-        mutex.lock()
-        let taken = disposed ? nil : pending
-        pending = nil
-        let finished = timer
-        timer = nil
-        mutex.unlock()
+        let (disposed, taken, finished) = state.withLock { state in
+            (state.disposed, state.pending.take(), state.timer.take())
+        }
         finished?.invalidate()
         withExtendedLifetime(finished) {}
-        guard let (signal, subscriber) = taken else { return }
+        guard !disposed, let (signal, subscriber) = taken else { return }
         upstream.set(signal._start(_ForwardSink(downstream: subscriber)))
     }
 
     func dispose() {
-        mutex.lock()
-        disposed = true
-        let taken = pending
-        pending = nil
-        let stopped = timer
-        timer = nil
-        mutex.unlock()
+        let (taken, stopped) = state.withLock { state in
+            state.disposed = true
+            return (state.pending.take(), state.timer.take())
+        }
         stopped?.invalidate()
         upstream.dispose()
         withExtendedLifetime((taken, stopped)) {}

@@ -76,39 +76,37 @@ public func debounce<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signa
 
 // MARK: - Engine
 
-/// The rate limit's window: open or not, and the value waiting in it (the
-/// shared `_PendingTimerState` holds the value, the timer and the
-/// termination; `generation` numbers the windows).
-final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `windowOpen` is guarded by `mutex`; `latest` is
-    // immutable.
+/// The rate limit's window: open or not (the shared state's `extra`), and
+/// the value waiting in it (the shared `_PendingTimerState` holds the value,
+/// the timer and the termination; `generation` numbers the windows).
+final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @unchecked Sendable {
+    // `@unchecked Sendable`: the window (`extra`) is guarded by the base
+    // class's `_LockedState`; `latest` is immutable.
     let latest: Bool
-    private var windowOpen = false
 
     init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, latest: Bool) {
         self.latest = latest
-        super.init(downstream: downstream, interval: interval, queue: queue)
+        super.init(downstream: downstream, interval: interval, queue: queue, extra: false)
     }
 
     func putNext(_ value: T) {
         var replaced: T?
         var opened: Int?
-        var mustDrain = false
-        mutex.lock()
-        guard !stopped else {
-            mutex.unlock()
-            return
+        let latest = self.latest
+        let mustDrain = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            if !state.extra {
+                state.extra = true
+                state.generation += 1
+                opened = state.generation
+                return delivery.push(.next(value))
+            }
+            if latest || state.pending == nil {
+                swap(&replaced, &state.pending)
+                state.pending = value
+            }
+            return false
         }
-        if !windowOpen {
-            windowOpen = true
-            generation += 1
-            opened = generation
-            mustDrain = delivery.push(.next(value))
-        } else if latest || pending == nil {
-            swap(&replaced, &pending)
-            pending = value
-        }
-        mutex.unlock()
         replaced = nil  // released outside the lock
         if let opened { arm(opened) }
         if mustDrain { delivery.drain() }
@@ -119,22 +117,17 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E>, @unchecke
     override func timerFired(_ number: Int) {
         var firedTimer: (any Disposable)?
         var opened: Int?
-        var mustDrain = false
-        mutex.lock()
-        guard !stopped, generation == number else {
-            mutex.unlock()
-            return
+        let mustDrain = state.withLock { state -> Bool in
+            guard !state.stopped, state.generation == number else { return false }
+            swap(&firedTimer, &state.timer)
+            guard let value = state.pending.take() else {
+                state.extra = false
+                return false
+            }
+            state.generation += 1
+            opened = state.generation
+            return delivery.push(.next(value))
         }
-        swap(&firedTimer, &timer)
-        if let value = pending {
-            pending = nil
-            generation += 1
-            opened = generation
-            mustDrain = delivery.push(.next(value))
-        } else {
-            windowOpen = false
-        }
-        mutex.unlock()
         firedTimer = nil  // released outside the lock
         if let opened { arm(opened) }
         if mustDrain { delivery.drain() }

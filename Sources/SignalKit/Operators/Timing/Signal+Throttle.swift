@@ -90,33 +90,37 @@ private func _throttle<T, E>(
     }
 }
 
-/// A value waiting for a timer, shared by `throttle` (the debounce) and
-/// `throttle(for:queue:latest:)` (the rate limit): the waiting value, the
-/// armed timer and the termination, all guarded by `mutex`; a subclass says
-/// what a timer does when it fires (`timerFired`).
-///
-/// `@unchecked Sendable`: `pending`, `timer`, `generation` and `stopped` are
-/// guarded by `mutex` (subclasses' fields too); the rest is immutable.
-class _PendingTimerState<T, E>: @unchecked Sendable {
-    let delivery: _SerialDelivery<T, E>
-    let interval: Double
-    let queue: Queue
-    let mutex = _Mutex()
+/// The state of a `_PendingTimerState`; `Extra` is the subclass's own.
+struct _PendingTimer<T, Extra> {
     /// The value waiting for the timer.
     var pending: T?
     var timer: (any Disposable)?
     /// Numbers the timers: a timer only acts if it is still the current one.
     var generation = 0
     var stopped = false
+    var extra: Extra
+}
 
-    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue) {
+/// A value waiting for a timer, shared by `throttle` (the debounce) and
+/// `throttle(for:queue:latest:)` (the rate limit): the waiting value, the
+/// armed timer and the termination, with the subclass's `Extra`, all in one
+/// `_LockedState`; a subclass says what a timer does when it fires
+/// (`timerFired`).
+///
+/// `@unchecked Sendable`: `pending`, `timer`, `generation`, `stopped` and the
+/// subclass's `extra` are guarded by `_LockedState`; the rest is immutable or
+/// thread-safe.
+class _PendingTimerState<T, E, Extra>: @unchecked Sendable {
+    let delivery: _SerialDelivery<T, E>
+    let interval: Double
+    let queue: Queue
+    let state: _LockedState<_PendingTimer<T, Extra>>
+
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, extra: Extra) {
         self.delivery = _SerialDelivery(downstream: downstream)
         self.interval = interval
         self.queue = queue
-    }
-
-    deinit {
-        mutex.destroy()
+        self.state = _LockedState(_PendingTimer(extra: extra))
     }
 
     /// Arms timer `number` (a `generation` taken under the lock).
@@ -126,9 +130,9 @@ class _PendingTimerState<T, E>: @unchecked Sendable {
         let handle = queue.cancellableAfter(interval) { [self] in
             timerFired(number)
         }
-        let keep = mutex.withLock { () -> Bool in
-            guard !stopped, generation == number else { return false }
-            timer = handle
+        let keep = state.withLock { state -> Bool in
+            guard !state.stopped, state.generation == number else { return false }
+            state.timer = handle
             return true
         }
         if !keep { handle.dispose() }
@@ -142,15 +146,15 @@ class _PendingTimerState<T, E>: @unchecked Sendable {
     /// Sends the waiting value (if any), then completes.
     final func putCompletion() {
         var flushed: T?
-        mutex.lock()
-        swap(&flushed, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        var mustDrain = false
-        if let flushed { mustDrain = delivery.push(.next(flushed)) }
-        mustDrain = delivery.push(.completed) || mustDrain
-        mutex.unlock()
+        let (oldTimer, mustDrain) = state.withLock { state -> ((any Disposable)?, Bool) in
+            swap(&flushed, &state.pending)
+            let oldTimer = state.timer.take()
+            state.stopped = true
+            var mustDrain = false
+            if let flushed { mustDrain = delivery.push(.next(flushed)) }
+            mustDrain = delivery.push(.completed) || mustDrain
+            return (oldTimer, mustDrain)
+        }
         oldTimer?.dispose()
         if mustDrain { delivery.drain() }
     }
@@ -164,41 +168,41 @@ class _PendingTimerState<T, E>: @unchecked Sendable {
     /// Drops the waiting value and cancels the timer; nothing more is sent.
     final func stop() {
         var dropped: T?
-        mutex.lock()
-        swap(&dropped, &pending)
-        let oldTimer = timer
-        timer = nil
-        stopped = true
-        mutex.unlock()
+        let oldTimer = state.withLock { state -> (any Disposable)? in
+            swap(&dropped, &state.pending)
+            state.stopped = true
+            return state.timer.take()
+        }
         oldTimer?.dispose()
         dropped = nil
     }
 }
 
 /// The debounce: a new value replaces the waiting one and restarts the timer.
-final class _ThrottleState<T, E>: _PendingTimerState<T, E>, @unchecked Sendable {
+final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sendable {
     // `@unchecked Sendable`: no fields of its own.
+
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue) {
+        super.init(downstream: downstream, interval: interval, queue: queue, extra: ())
+    }
 
     func putNext(_ value: T, throttled: Bool) {
         var replaced: T?
         var oldTimer: (any Disposable)?
         var armed: Int?
-        mutex.lock()
-        guard !stopped else {
-            mutex.unlock()
-            return
+        let outcome = state.withLock { state -> Bool? in
+            guard !state.stopped else { return nil }
+            swap(&replaced, &state.pending)
+            swap(&oldTimer, &state.timer)
+            state.generation += 1
+            if throttled {
+                state.pending = value
+                armed = state.generation
+                return false
+            }
+            return delivery.push(.next(value))
         }
-        swap(&replaced, &pending)
-        swap(&oldTimer, &timer)
-        generation += 1
-        var mustDrain = false
-        if throttled {
-            pending = value
-            armed = generation
-        } else {
-            mustDrain = delivery.push(.next(value))
-        }
-        mutex.unlock()
+        guard let mustDrain = outcome else { return }
         oldTimer?.dispose()
         replaced = nil
         if let armed { arm(armed) }
@@ -208,14 +212,13 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E>, @unchecked Sendable 
     override func timerFired(_ number: Int) {
         var flushed: T?
         var firedTimer: (any Disposable)?
-        mutex.lock()
-        var mustDrain = false
-        if generation == number {
-            swap(&flushed, &pending)
-            swap(&firedTimer, &timer)
-            if let flushed { mustDrain = delivery.push(.next(flushed)) }
+        let mustDrain = state.withLock { state -> Bool in
+            guard state.generation == number else { return false }
+            swap(&flushed, &state.pending)
+            swap(&firedTimer, &state.timer)
+            if let flushed { return delivery.push(.next(flushed)) }
+            return false
         }
-        mutex.unlock()
         firedTimer = nil  // released outside the lock
         if mustDrain { delivery.drain() }
     }

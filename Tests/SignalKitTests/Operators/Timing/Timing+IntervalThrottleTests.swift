@@ -84,31 +84,6 @@ import Testing
         #expect(log.take() == [], "the flushed value's timer was cancelled")
     }
 
-    @Test func anErrorDropsThePendingValue() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let source = TestSource<String, String>("s", log: log)
-        _ = timedLog(source.signal |> throttle(2, queue: queue), log, scheduler, queue)
-        source.putNext("a")
-        scheduler.advance(to: 1)
-        source.putError("e")
-        scheduler.run()
-        #expect(log.events == ["s.subscribe#1", "error e at 1.0", "s.dispose#1"])
-    }
-
-    @Test func disposalCancelsThePendingValue() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let source = TestSource<String, String>("s", log: log)
-        let handle = timedLog(source.signal |> throttle(2, queue: queue), log, scheduler, queue)
-        source.putNext("a")
-        handle.dispose()
-        scheduler.run()
-        #expect(log.events == ["s.subscribe#1", "s.dispose#1"])
-    }
-
     @Test func valuesFailingTheTestGoThroughAtOnceAndDropThePendingOne() {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
@@ -155,18 +130,6 @@ import Testing
         #expect(log.take() == ["next [\"c\", \"d\"] at 11.0 onQueue=false", "completed at 11.0", "s.dispose#1"])
         scheduler.run()
         #expect(log.take() == [])
-    }
-
-    @Test func anErrorDropsTheBatch() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let source = TestSource<String, String>("s", log: log)
-        _ = timedLog(source.signal |> bufferWithTime(3, queue: queue), log, scheduler, queue)
-        source.putNext("a")
-        source.putError("e")
-        scheduler.run()
-        #expect(log.events == ["s.subscribe#1", "error e at 0.0", "s.dispose#1"])
     }
 
     @Test func completingWithAnEmptyBatchOnlyCompletes() {
@@ -236,31 +199,6 @@ import Testing
         #expect(log.take() == ["next a at 2.0 onQueue=true", "next b at 3.0 onQueue=true", "completed at 3.5"])
     }
 
-    @Test func anErrorIsImmediateAndDropsPendingEvents() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let source = TestSource<String, String>("s", log: log)
-        _ = timedLog(source.signal |> delayEvents(2, queue: queue), log, scheduler, queue)
-        source.putNext("a")
-        scheduler.advance(to: 1)
-        source.putError("e")
-        scheduler.run()
-        #expect(log.events == ["s.subscribe#1", "error e at 1.0", "s.dispose#1"])
-    }
-
-    @Test func disposalCancelsPendingEvents() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let source = TestSource<String, String>("s", log: log)
-        let handle = timedLog(source.signal |> delayEvents(2, queue: queue), log, scheduler, queue)
-        source.putNext("a")
-        handle.dispose()
-        scheduler.run()
-        #expect(log.events == ["s.subscribe#1", "s.dispose#1"])
-    }
-
     @Test func sskDelayStillDelaysTheSubscription() {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
@@ -269,5 +207,57 @@ import Testing
         _ = timedLog(source.signal |> delay(2, queue: queue), log, scheduler, queue)
         scheduler.run()
         #expect(log.events == ["s.subscribe#1", "error e at 2.0", "s.dispose#1"])
+    }
+}
+
+/// A timing operator that holds values back (`throttle`, `bufferWithTime`,
+/// `delayEvents`), started on a `TestSource` with `timedLog`.
+struct WaitingOperator: CustomTestStringConvertible, Sendable {
+    let testDescription: String
+    let start: @Sendable (TestSource<String, String>, EventLog, VirtualTimeScheduler, Queue) -> any Disposable
+
+    init<U>(_ name: String, _ apply: @escaping @Sendable (Signal<String, String>, Queue) -> Signal<U, String>) {
+        testDescription = name
+        start = { source, log, scheduler, queue in timedLog(apply(source.signal, queue), log, scheduler, queue) }
+    }
+
+    static let throttle = WaitingOperator("throttle(2)") { $0 |> SignalKit.throttle(2, queue: $1) }
+    static let bufferWithTime = WaitingOperator("bufferWithTime(3)") { $0 |> SignalKit.bufferWithTime(3, queue: $1) }
+    static let delayEvents = WaitingOperator("delayEvents(2)") { $0 |> SignalKit.delayEvents(2, queue: $1) }
+}
+
+/// What `throttle`, `bufferWithTime` and `delayEvents` share: a value waits
+/// for a timer, and an error or a disposal drops it.
+@Suite struct RACWaitingValueTests {
+    /// The source sends `a`, then (at `errorAt`, if given) an error.
+    @Test(arguments: [
+        (WaitingOperator.throttle, 1.0, "error e at 1.0"),
+        (WaitingOperator.bufferWithTime, nil, "error e at 0.0"),
+        (WaitingOperator.delayEvents, 1.0, "error e at 1.0"),
+    ] as [(WaitingOperator, Double?, String)])
+    func anErrorIsForwardedAtOnceAndDropsTheWaitingValue(_ operator: WaitingOperator, errorAt: Double?, error: String) {
+        let scheduler = VirtualTimeScheduler()
+        let queue = scheduler.makeQueue()
+        let log = EventLog()
+        let source = TestSource<String, String>("s", log: log)
+        _ = `operator`.start(source, log, scheduler, queue)
+        source.putNext("a")
+        if let errorAt { scheduler.advance(to: errorAt) }
+        source.putError("e")
+        scheduler.run()
+        #expect(log.events == ["s.subscribe#1", error, "s.dispose#1"])
+    }
+
+    @Test(arguments: [WaitingOperator.throttle, .bufferWithTime, .delayEvents])
+    func disposalCancelsTheWaitingValue(_ operator: WaitingOperator) {
+        let scheduler = VirtualTimeScheduler()
+        let queue = scheduler.makeQueue()
+        let log = EventLog()
+        let source = TestSource<String, String>("s", log: log)
+        let handle = `operator`.start(source, log, scheduler, queue)
+        source.putNext("a")
+        handle.dispose()
+        scheduler.run()
+        #expect(log.events == ["s.subscribe#1", "s.dispose#1"])
     }
 }

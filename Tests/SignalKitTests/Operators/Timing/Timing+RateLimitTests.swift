@@ -35,32 +35,47 @@ private func feed(
     return log.events
 }
 
+/// One scenario of `throttle(for: .seconds(3), queue:latest:)`: values fed at
+/// their times, completion at `completeAt`, and the expected log.
+struct RateLimitCase: CustomTestStringConvertible, Sendable {
+    let testDescription: String
+    let values: [(Double, String)]
+    let completeAt: Double
+    /// nil: the default (`latest: true`).
+    var latest: Bool?
+    let expected: [String]
+}
+
 @Suite struct RateLimitingThrottleTests {
-    @Test func sendsTheFirstValueAtOnceThenTheLatestOfEachWindow() {
-        let events = feed([(0, "a"), (0.5, "b"), (1, "c"), (4, "d"), (10, "e")], completeAt: 10.5) { signal, queue in
-            signal |> throttle(for: .seconds(3), queue: queue)
+    @Test(arguments: [
+        RateLimitCase(
+            testDescription: "sends the first value at once, then the latest of each window",
+            values: [(0, "a"), (0.5, "b"), (1, "c"), (4, "d"), (10, "e")], completeAt: 10.5,
+            expected: [
+                "next a at 0.0 onQueue=false",
+                "next c at 3.0 onQueue=true",  // the latest of [0, 3); opens [3, 6)
+                "next d at 6.0 onQueue=true",  // arrived in [3, 6); opens [6, 9), which stays quiet
+                "next e at 10.0 onQueue=false",  // after a quiet window: at once
+                "completed at 10.5",
+            ]),
+        RateLimitCase(
+            testDescription: "latest: false sends the first value of each window",
+            values: [(0, "a"), (0.5, "b"), (1, "c")], completeAt: 5, latest: false,
+            expected: ["next a at 0.0 onQueue=false", "next b at 3.0 onQueue=true", "completed at 5.0"]),
+        RateLimitCase(
+            testDescription: "completion flushes the waiting value",
+            values: [(0, "a"), (1, "b")], completeAt: 2,
+            expected: ["next a at 0.0 onQueue=false", "next b at 2.0 onQueue=false", "completed at 2.0"]),
+    ])
+    func windows(_ scenario: RateLimitCase) {
+        let events = feed(scenario.values, completeAt: scenario.completeAt) { signal, queue in
+            if let latest = scenario.latest {
+                signal |> throttle(for: .seconds(3), queue: queue, latest: latest)
+            } else {
+                signal |> throttle(for: .seconds(3), queue: queue)
+            }
         }
-        #expect(events == [
-            "next a at 0.0 onQueue=false",
-            "next c at 3.0 onQueue=true",  // the latest of [0, 3); opens [3, 6)
-            "next d at 6.0 onQueue=true",  // arrived in [3, 6); opens [6, 9), which stays quiet
-            "next e at 10.0 onQueue=false",  // after a quiet window: at once
-            "completed at 10.5",
-        ])
-    }
-
-    @Test func latestFalseSendsTheFirstValueOfEachWindow() {
-        let events = feed([(0, "a"), (0.5, "b"), (1, "c")], completeAt: 5) { signal, queue in
-            signal |> throttle(for: .seconds(3), queue: queue, latest: false)
-        }
-        #expect(events == ["next a at 0.0 onQueue=false", "next b at 3.0 onQueue=true", "completed at 5.0"])
-    }
-
-    @Test func completionFlushesTheWaitingValue() {
-        let events = feed([(0, "a"), (1, "b")], completeAt: 2) { signal, queue in
-            signal |> throttle(for: .seconds(3), queue: queue)
-        }
-        #expect(events == ["next a at 0.0 onQueue=false", "next b at 2.0 onQueue=false", "completed at 2.0"])
+        #expect(events == scenario.expected)
     }
 
     @Test func aOneMillisecondFeedThroughAFiveMillisecondThrottleSendsOneValuePerWindow() {

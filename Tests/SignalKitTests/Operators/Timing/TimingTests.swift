@@ -77,19 +77,6 @@ private func timedSource<T, E>(
         #expect(log.take() == ["a.subscribe#1", "a at 3.0 onQueue=true", "error e", "a.dispose#1"])
     }
 
-    @Test func disposingBeforeTheTimerFiresPreventsTheSubscription() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let a: TestSource<Int, String> = timedSource("a", log: log, scheduler: scheduler, queue: queue)
-        let handle = log.start(a.signal |> delay(2, queue: queue))
-        scheduler.advance(by: 1)
-        handle.dispose()
-        scheduler.advance(by: 10)
-        #expect(log.events == [])
-        #expect(a.subscribeCount == 0)
-    }
-
     @Test func disposingBeforeTheHopToTheQueueRunsPreventsTheTimer() {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
@@ -147,27 +134,6 @@ private func timedSource<T, E>(
                 "a.subscribe#2", "a at 3.0 onQueue=true", "2:completed", "a.dispose#2",
             ])
     }
-
-    @Test func disposalReleasesTheWaitingSubscription() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let upstream = WeakBox<Probe>(nil)
-        let handle: any Disposable
-        do {
-            let probe = Probe()
-            upstream.value = probe
-            let signal = Signal<Int, String> { _ in
-                probe.touch()
-                return EmptyDisposable
-            }
-            handle = (signal |> delay(2, queue: queue)).start()
-        }
-        scheduler.advance(by: 1)
-        #expect(upstream.value != nil, "the upstream signal waits for the timer")
-        handle.dispose()
-        #expect(upstream.value == nil, "disposal releases it (and the timer) at once")
-        scheduler.run()
-    }
 }
 
 @Suite struct SuspendAwareDelayTests {
@@ -220,20 +186,6 @@ private func timedSource<T, E>(
         #expect(log.take() == ["a.subscribe#1", "a at 6.0 onQueue=true", "completed", "a.dispose#1"])
     }
 
-    @Test(arguments: [1.0, 4.0, 7.9, 8.0, 9.99])
-    func disposingBeforeTheEndPreventsTheSubscription(disposeAt: Double) {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let log = EventLog()
-        let a: TestSource<Int, String> = timedSource("a", log: log, scheduler: scheduler, queue: queue)
-        let handle = log.start(a.signal |> suspendAwareDelay(10, granularity: 4, queue: queue))
-        scheduler.advance(to: disposeAt)
-        handle.dispose()
-        scheduler.advance(by: 100)
-        #expect(log.events == [])
-        #expect(a.subscribeCount == 0)
-    }
-
     @Test func errorsAreDelayedAndDisposalAfterwardsDisposesUpstreamOnce() {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
@@ -246,27 +198,6 @@ private func timedSource<T, E>(
         handle.dispose()
         #expect(log.events == ["a.subscribe#1", "a at 10.0 onQueue=true", "next 1", "error e", "a.dispose#1"])
         #expect(a.disposeCount == 1)
-    }
-
-    @Test func disposalReleasesTheWaitingSubscription() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let upstream = WeakBox<Probe>(nil)
-        let handle: any Disposable
-        do {
-            let probe = Probe()
-            upstream.value = probe
-            let signal = Signal<Int, String> { _ in
-                probe.touch()
-                return EmptyDisposable
-            }
-            handle = (signal |> suspendAwareDelay(20, granularity: 1, queue: queue)).start()
-        }
-        scheduler.advance(by: 3)
-        #expect(upstream.value != nil, "the upstream signal waits for the timers")
-        handle.dispose()
-        #expect(upstream.value == nil, "disposal releases it (and the timers) at once")
-        scheduler.advance(by: 30)
     }
 
     /// The timers `suspendAwareDelay` arms: a repeating one of period
@@ -309,6 +240,75 @@ private func timedSource<T, E>(
         scheduler.advance(to: 19)
         #expect(log.take() == ["a.subscribe#1", "a at 19.0 onQueue=true"])
         handle.dispose()
+    }
+}
+
+/// A delayed subscription (`delay`, `suspendAwareDelay`), for the tables of
+/// `DelayedSubscriptionTests`.
+struct DelayingOperator: CustomTestStringConvertible, Sendable {
+    let testDescription: String
+    let apply: @Sendable (Signal<Int, String>, Queue) -> Signal<Int, String>
+
+    static let delay2 = DelayingOperator(testDescription: "delay(2)") { $0 |> delay(2, queue: $1) }
+    static let suspendAware10 = DelayingOperator(testDescription: "suspendAwareDelay(10, granularity: 4)") {
+        $0 |> suspendAwareDelay(10, granularity: 4, queue: $1)
+    }
+    static let suspendAware20 = DelayingOperator(testDescription: "suspendAwareDelay(20, granularity: 1)") {
+        $0 |> suspendAwareDelay(20, granularity: 1, queue: $1)
+    }
+}
+
+/// What `delay` and `suspendAwareDelay` share: disposal before the end
+/// prevents the subscription and releases the waiting one at once.
+@Suite struct DelayedSubscriptionTests {
+    /// Disposed at `disposeAt`; the clock then runs `then` seconds more.
+    @Test(arguments: [
+        (DelayingOperator.delay2, 1.0, 10.0),
+        (.suspendAware10, 1.0, 100.0), (.suspendAware10, 4.0, 100.0), (.suspendAware10, 7.9, 100.0),
+        (.suspendAware10, 8.0, 100.0), (.suspendAware10, 9.99, 100.0),
+    ] as [(DelayingOperator, Double, Double)])
+    func disposingBeforeTheEndPreventsTheSubscription(
+        _ operator: DelayingOperator, disposeAt: Double, then: Double
+    ) {
+        let scheduler = VirtualTimeScheduler()
+        let queue = scheduler.makeQueue()
+        let log = EventLog()
+        let a: TestSource<Int, String> = timedSource("a", log: log, scheduler: scheduler, queue: queue)
+        let handle = log.start(`operator`.apply(a.signal, queue))
+        scheduler.advance(to: disposeAt)
+        handle.dispose()
+        scheduler.advance(by: then)
+        #expect(log.events == [])
+        #expect(a.subscribeCount == 0)
+    }
+
+    /// Disposed after `waited` seconds; then the clock runs `then` seconds
+    /// more (nil: to the end). `timers`: what the message calls the timers.
+    @Test(arguments: [
+        (DelayingOperator.delay2, 1.0, nil, "timer"),
+        (.suspendAware20, 3.0, 30.0, "timers"),
+    ] as [(DelayingOperator, Double, Double?, String)])
+    func disposalReleasesTheWaitingSubscription(
+        _ operator: DelayingOperator, waited: Double, then: Double?, timers: String
+    ) {
+        let scheduler = VirtualTimeScheduler()
+        let queue = scheduler.makeQueue()
+        let upstream = WeakBox<Probe>(nil)
+        let handle: any Disposable
+        do {
+            let probe = Probe()
+            upstream.value = probe
+            let signal = Signal<Int, String> { _ in
+                probe.touch()
+                return EmptyDisposable
+            }
+            handle = `operator`.apply(signal, queue).start()
+        }
+        scheduler.advance(by: waited)
+        #expect(upstream.value != nil, "the upstream signal waits for the \(timers)")
+        handle.dispose()
+        #expect(upstream.value == nil, "disposal releases it (and the \(timers)) at once")
+        if let then { scheduler.advance(by: then) } else { scheduler.run() }
     }
 }
 
