@@ -206,18 +206,15 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
     // are immutable or thread-safe.
     private struct State {
         var current: T
-        /// FIFO of values waiting for the running generator signal; consumed
-        /// slots are cleared so that values are released as they are used.
-        var queued: [T?] = []
-        var queueHead = 0
+        /// Values waiting for the running generator signal (released as they
+        /// are taken).
+        var queued = _FIFO<T>()
         /// A generator signal is running (or its values are being drained).
         var executing = false
         var upstreamCompleted = false
-        /// The drain loop is inside `_start` of a generator signal.
-        var starting = false
-        /// The generator signal being started completed before `_start`
-        /// returned.
-        var completedWhileStarting = false
+        /// Running: the drain loop is inside `_start` of a generator signal;
+        /// due: that signal completed before `_start` returned.
+        var gate = _RunAgainGate()
 
         /// After a generator signal completed: dequeues the next value
         /// (returns true), or goes idle and, if the upstream has completed,
@@ -227,17 +224,8 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
             if disposed {
                 return false
             }
-            if queueHead < queued.count {
-                next = queued[queueHead]
-                queued[queueHead] = nil
-                queueHead += 1
-                if queueHead == queued.count {
-                    queued.removeAll(keepingCapacity: true)
-                    queueHead = 0
-                } else if queueHead >= 64 && queueHead * 2 >= queued.count {
-                    queued.removeFirst(queueHead)
-                    queueHead = 0
-                }
+            if let value = queued.popFirst() {
+                next = value
                 return true
             }
             executing = false
@@ -300,9 +288,9 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         var result: T?
         var continues = false
         state.withLock { state in
-            if state.starting {
+            if state.gate.isRunning {
                 // The drain loop is still inside `_start`: it continues.
-                state.completedWhileStarting = true
+                state.gate.markDue()
                 return
             }
             continues = state.advance(disposed: control.isDisposed, next: &next, result: &result)
@@ -331,8 +319,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
         while true {
             guard !control.isDisposed else { return }
             let accumulator = state.withLock { state in
-                state.starting = true
-                state.completedWhileStarting = false
+                state.gate.restart()
                 return state.current
             }
             let step = generator(accumulator, value)
@@ -341,9 +328,8 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
             var result: T?
             var continues = false
             state.withLock { state in
-                state.starting = false
                 // Still running: its completion continues the fold.
-                guard state.completedWhileStarting else { return }
+                guard state.gate.endTurn() else { return }
                 continues = state.advance(disposed: control.isDisposed, next: &next, result: &result)
             }
             if continues, let next {
