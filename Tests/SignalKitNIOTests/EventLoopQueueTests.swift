@@ -23,6 +23,32 @@ private enum Boom: Error, Equatable { case boom }
         #expect(log.events == ["next 1", "completed"])
     }
 
+    /// The same virtual time on NIO's thread-safe testing loop, whose tasks
+    /// run on its own executor when the test advances its clock.
+    @Test func timersRunOnTheAsyncTestingLoopsVirtualClock() async {
+        let loop = NIOAsyncTestingEventLoop()
+        let queue = Queue(eventLoop: loop)
+        let log = EventLog()
+        let source = TestSource<Int, NoError>("source", log: log)
+        let handle = log.start(source.signal |> timeout(.seconds(1), queue: queue, alternate: .single(-1)))
+        await loop.advanceTime(by: .milliseconds(999))
+        #expect(log.events == ["source.subscribe#1"])
+        await loop.advanceTime(by: .milliseconds(1))
+        #expect(log.events == ["source.subscribe#1", "next -1", "completed", "source.dispose#1"])
+        handle.dispose()
+        await loop.shutdownGracefully()
+    }
+
+    @Test func deliverOnTheAsyncTestingLoopDeliversWhenItRuns() async {
+        let loop = NIOAsyncTestingEventLoop()
+        let log = EventLog()
+        _ = log.start(Signal<Int, NoError>.single(1) |> deliverOn(loop))
+        #expect(log.events == [])
+        await loop.run()
+        #expect(log.events == ["next 1", "completed"])
+        await loop.shutdownGracefully()
+    }
+
     @Test func aTimeoutOnTheLoopSwitchesToTheAlternate() {
         let loop = EmbeddedEventLoop()
         let queue = Queue(eventLoop: loop)
