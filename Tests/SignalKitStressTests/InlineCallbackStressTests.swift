@@ -128,7 +128,7 @@ extension StressSuite {
                 body: { (index: Int, round: CallbackRound) in
                     if index == 0 {
                         for value in 0..<8 { round.subscriber?.putNext(value) }
-                        if value(of: round) { round.subscriber?.putCompletion() }
+                        if endsWithCompletion(round) { round.subscriber?.putCompletion() }
                     } else {
                         round.handle?.dispose()
                     }
@@ -178,6 +178,6 @@ extension StressSuite {
 /// Whether the round should end with a completion (every other round by the
 /// round's identity, so both "disposed while running" and "completed while
 /// disposing" interleavings occur).
-private func value(of round: CallbackRound) -> Bool {
+private func endsWithCompletion(_ round: CallbackRound) -> Bool {
     UInt(bitPattern: ObjectIdentifier(round).hashValue) & 16 != 0
 }
