@@ -100,6 +100,16 @@ public final class Signal<T, E>: Sendable {
         _run(_Subscription<T, E>.make(sink: sink))
     }
 
+    /// Starts with a SignalKit-internal sink stored in the subscription's
+    /// tail (see `_InlineSink`): pinned like a sink object, one allocation
+    /// less.
+    @inlinable
+    @inline(__always)
+    func _start<S: _InlineSink & ~Copyable>(inline sink: consuming S) -> _Subscription<T, E>
+    where S.Input == T, S.Failure == E {
+        _run(_InlineSinkSubscription<S>.make(sink))
+    }
+
     /// Runs the generator with a subscriber for `subscription` and stores
     /// the disposable it returns.
     @inlinable

@@ -241,8 +241,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
             let sink = _SignalQueueInnerSink(state: self, downstream: downstream, index: index) { state, index, downstream in
                 state.innerCompleted(index, downstream)
             }
-            let handle = signal._start(sink)
-            sink.subscriptionReturned()
+            let handle = signal._start(inline: sink)
             mutex.lock()
             let (toDispose, next) = installLocked(handle, index: index)
             mutex.unlock()
@@ -305,26 +304,16 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 }
 
-/// One inner's events. Its completion goes through `completed`, a
-/// function specialised where the sink is created (see the file header).
+/// One inner's events, stored in the inner subscription's tail. Its
+/// completion goes through `completed`, a function specialised where the
+/// sink is created (see the file header).
 @usableFromInline
-final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable but for `subscribing`, an atomic.
+struct _SignalQueueInnerSink<R, E>: _InlineSink {
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    @usableFromInline var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let index: Int
     @usableFromInline let completed: (_SignalQueueState<R, E>, Int, Subscriber<R, E>) -> Void
-    /// The inner's `_start` has not returned yet: its values are delivered
-    /// even if a newer inner started meanwhile (see `_SignalQueueState`).
-    /// Read only for a value of an inner that is not the current one.
-    let subscribing = Synchronization.Atomic<Bool>(true)
-
-    /// Called once the inner's `_start` returned.
-    @usableFromInline
-    func subscriptionReturned() {
-        subscribing.store(false, ordering: .releasing)
-    }
 
     @inlinable
     init(
@@ -339,12 +328,14 @@ final class _SignalQueueInnerSink<R, E>: _Sink<R, E>, @unchecked Sendable {
         self.completed = completed
     }
 
-    @usableFromInline override func putNext(_ value: R) {
-        if state.isCurrent(index) || subscribing.load(ordering: .acquiring) { downstream.putNext(value) }
+    /// A value of an inner that is no longer current is still delivered
+    /// while the inner's generator runs (its `_start` has not returned).
+    @usableFromInline func putNext(_ value: R, from subscription: _SubscriptionBase) {
+        if state.isCurrent(index) || subscription.generatorIsRunning { downstream.putNext(value) }
     }
 
-    @usableFromInline override func putError(_ error: E) { state.innerFailed(index, error, downstream) }
-    @usableFromInline override func putCompletion() { completed(state, index, downstream) }
+    @usableFromInline func putError(_ error: E) { state.innerFailed(index, error, downstream) }
+    @usableFromInline func putCompletion() { completed(state, index, downstream) }
 }
 
 /// The outer sink: `transform` makes the inner signal from each outer value

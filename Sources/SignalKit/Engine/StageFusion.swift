@@ -79,24 +79,24 @@ func _fusedSignal<S, T, E>(source: Signal<S, E>, build: @escaping _SignalStage<S
     Signal(composition: _FusedStages(source: source, build: build)) { subscriber in
         let terminal = subscriber.subscription.takeUnretainedValue().terminationProbe
         let first = build({ subscriber.putNext($0) }, terminal)
-        return source._start(_FusedSink(first: first, downstream: subscriber))
+        return source._start(inline: _FusedSink(first: first, downstream: subscriber))
     }
 }
 
 /// Feeds the source's values to the first stage's function; errors and
-/// completion go straight to the downstream subscriber.
-final class _FusedSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+/// completion go straight to the downstream subscriber. Stored in the
+/// source subscription's tail.
+struct _FusedSink<S, T, E>: _InlineSink {
     let first: (S) -> Void
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(first: @escaping @Sendable (S) -> Void, downstream: Subscriber<T, E>) {
         self.first = first
         self.downstream = downstream
     }
 
-    override func putNext(_ value: S) { first(value) }
-    override func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
+    @inline(__always) func putNext(_ value: S, from _: _SubscriptionBase) { first(value) }
+    func putError(_ error: E) { downstream.putError(error) }
+    func putCompletion() { downstream.putCompletion() }
 }

@@ -5,7 +5,8 @@ internal import CSignalRuntime
 // ---------------------------------------------------------------------------
 // The subscription object
 //
-// A subscription is two objects, plus a sink object for an operator's:
+// A subscription is two objects (plus a sink object for the few operators
+// whose sink other objects reference too):
 //
 // * `Subscriber` — what the generator receives. Its lifetime is the source's
 //   hold on the subscription: when the source drops it, its deinit ends the
@@ -30,10 +31,14 @@ internal import CSignalRuntime
 //     go. So the release order is unchanged from when they lived in an
 //     object: terminal callback, generator's disposable (once), keep-alive
 //     objects; the handle outlives the callbacks.
-//   - the sink of a SignalKit operator: an object referenced from the header
-//     through an `Unmanaged`, so that a delivery calls it with no reference
-//     counting. It is "pinned": released when the subscriber dies, which
-//     costs the per-event path nothing.
+//   - the sink of a SignalKit operator, "pinned": released when the
+//     subscriber dies, which costs the per-event path nothing (a delivery
+//     comes through the subscriber, which keeps it alive). Either a struct
+//     stored in the subscription's own tail, after the flag and the slot
+//     (`_InlineSink`, in a `_InlineSinkSubscription`: no object of its own),
+//     or, for the sinks that other objects reference too, an object
+//     referenced from the header through an `Unmanaged`, so that a delivery
+//     calls it with no reference counting.
 //
 // The generator's disposable is held in the header, its ownership tracked by
 // the C slot: the slot holds a token while the header owns a disposable,
@@ -48,13 +53,13 @@ internal import CSignalRuntime
 /// releases what it still holds.
 @usableFromInline
 struct _SubscriptionHeader {
-    /// An operator's sink, +1, pinned: released once, by whoever wins the
-    /// flag's release claim after the subscriber died. Nil when the user's
-    /// callbacks are stored in the tail.
+    /// An operator's sink object, +1, pinned: released once, by whoever
+    /// wins the flag's release claim after the subscriber died. Nil when the
+    /// tail holds the user's callbacks or an inline operator sink.
     @usableFromInline let sink: Unmanaged<AnyObject>?
     /// Whether the subscription holds user callbacks in its tail, released
-    /// at termination (else a pinned operator sink, released when the
-    /// subscriber dies).
+    /// at termination (else a pinned operator sink, object or inline,
+    /// released when the subscriber dies).
     @usableFromInline let releasesSinkOnTermination: Bool
     /// The generator's disposable (+1); owned by whoever owns the slot's token.
     @usableFromInline var disposable: Unmanaged<AnyObject>?
@@ -99,7 +104,8 @@ private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
 private let _subscriberGoneBit = UInt(CSR_FLAG_USER4)
 
 /// Words of tail storage: the flag, then the slot (then, for a subscription
-/// with user callbacks, the callbacks: see `_Subscription.callbacks`).
+/// with user callbacks, the callbacks: see `_Subscription.callbacks`; for
+/// one with an inline sink, the sink: see `_InlineSinkSubscription`).
 private let _flagWords = Int(CSR_FLAG_SIZE) / 8
 @usableFromInline let _subscriptionTailWords = (Int(CSR_FLAG_SIZE) + Int(CSR_SLOT_SIZE)) / 8
 
@@ -170,18 +176,19 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         headerField(\.releasesSinkOnTermination).pointee
     }
 
-    /// Where a subscription with user callbacks keeps them: the tail words
-    /// after the flag and the slot (see `_Subscription.callbacks`).
+    /// Where a subscription with user callbacks or an inline sink keeps
+    /// them: the tail words after the flag and the slot (see
+    /// `_Subscription.callbacks`, `_InlineSinkSubscription.inlineSink`).
     @inline(__always) @usableFromInline
     final var callbackStorage: UnsafeMutableRawPointer {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0 + _subscriptionTailWords) }
     }
 
-    /// The pinned operator sink. Only when `releasesSinkOnTermination` is
-    /// false.
+    /// The pinned operator sink object; nil for user callbacks and inline
+    /// sinks.
     @inline(__always)
-    final var sinkReference: Unmanaged<AnyObject> {
-        headerField(\.sink).pointee.unsafelyUnwrapped
+    final var sinkObject: Unmanaged<AnyObject>? {
+        headerField(\.sink).pointee
     }
 
     /// Initialises the tail. Called once, right after allocation.
@@ -258,6 +265,15 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         if csr_slot_peek(slot) != nil { return true }
         // Not terminated, so a `dispose()` that began is still disposing it.
         return state & _handleDisposedBit != 0
+    }
+
+    /// Whether the generator is still running: it has not returned its
+    /// disposable yet, and the subscription was not disposed meanwhile.
+    /// Read by the signal-of-signals engine for the values of an inner that
+    /// is no longer current (they are delivered while its `_start` has not
+    /// returned). Two acquire loads on the slot.
+    final var generatorIsRunning: Bool {
+        csr_slot_peek(slot) == nil && !csr_slot_is_closed(slot)
     }
 
     /// Whether the subscription still holds a source entry (tests).
@@ -415,20 +431,26 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         csr_flag_terminate(flag)
     }
 
-    /// Releases the sink, or destroys the user callbacks in the tail. Call
-    /// only after winning a release claim.
+    /// Releases the sink object, or destroys the user callbacks or the
+    /// inline sink in the tail. Call only after winning a release claim.
     @inline(never)
     final func releaseSink() {
         if releasesSinkOnTermination {
             destroyCallbacks()
+        } else if let sink = sinkObject {
+            sink.release()
         } else {
-            sinkReference.release()
+            destroyInlineSink()
         }
     }
 
     /// Destroys the user callbacks in the tail (`_Subscription` knows their
     /// type). Call only from `releaseSink`.
     func destroyCallbacks() {}
+
+    /// Destroys the inline sink in the tail (`_InlineSinkSubscription` knows
+    /// its type). Call only from `releaseSink`.
+    func destroyInlineSink() {}
 
     /// Claims the release of the sink or callbacks when no reader can exist
     /// (deinit): true for the caller that must release them.
