@@ -23,37 +23,34 @@ extension Subscriber: _EventReceiver {
 }
 
 /// Forwards every event unchanged to a receiver (usually a downstream
-/// subscriber), which it holds for its own lifetime.
-final class _ForwardSink<Receiver: _EventReceiver>: _Sink<Receiver.Value, Receiver.Failure>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the receiver is thread-safe.
+/// subscriber), which it holds for its own lifetime. Stored in its
+/// subscription's tail (`_start(inline:)`).
+struct _ForwardSink<Receiver: _EventReceiver>: _InlineSink {
     let downstream: Receiver
-    override var downstreamSubscription: _SubscriptionBase? { downstream._forwardedSubscription }
+    var downstreamSubscription: _SubscriptionBase? { downstream._forwardedSubscription }
 
     init(downstream: Receiver) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: Receiver.Value) { downstream.putNext(value) }
-    override func putError(_ error: Receiver.Failure) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
+    @inline(__always) func putNext(_ value: Receiver.Value, from _: _SubscriptionBase) { downstream.putNext(value) }
+    func putError(_ error: Receiver.Failure) { downstream.putError(error) }
+    func putCompletion() { downstream.putCompletion() }
 }
 
-/// The base of an operator sink that passes error and completion straight
+/// An inline operator sink that passes error and completion straight
 /// through to its one downstream subscriber, and whose work is all for that
-/// subscriber's subscription. Subclasses override `putNext` (and, to do more
-/// than forward it, `putCompletion`).
-class _PassThroughTerminalSink<T, U, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `downstream` is immutable; subclasses name
-    // their own guards.
-    let downstream: Subscriber<U, E>
-    override final var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+/// subscriber's subscription. Conforming sinks implement `putNext` (and, to
+/// do more than forward it, `putCompletion`).
+protocol _PassThroughSink<Input, Output, Failure>: _InlineSink, ~Copyable {
+    associatedtype Output
+    var downstream: Subscriber<Output, Failure> { get }
+}
 
-    init(downstream: Subscriber<U, E>) {
-        self.downstream = downstream
-    }
-
-    override final func putError(_ error: E) { downstream.putError(error) }
-    override func putCompletion() { downstream.putCompletion() }
+extension _PassThroughSink where Self: ~Copyable {
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    func putError(_ error: Failure) { downstream.putError(error) }
+    func putCompletion() { downstream.putCompletion() }
 }
 
 /// One mutable value of a sink's subscription, behind a pthread mutex. The

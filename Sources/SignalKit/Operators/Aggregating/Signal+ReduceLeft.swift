@@ -49,7 +49,7 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
     { signal in
         Signal { subscriber in
             signal._start(
-                _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
+                inline: _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
             )
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
@@ -76,7 +76,7 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
 public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
+            signal._start(inline: _ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
 }
@@ -128,26 +128,28 @@ public func reduceLeft<T: Sendable, E>(
 
 // MARK: - reduceLeft(value:f:)
 
-final class _ReduceLeftSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the accumulator is guarded inside
-    // `state`.
+struct _ReduceLeftSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let combine: (T, T, (T) -> Void) -> T
     let state: _ReduceLeftState<T>
 
     init(downstream: Subscriber<T, E>, seed: T, combine: @escaping @Sendable (T, T, (T) -> Void) -> T) {
         self.combine = combine
         self.state = _ReduceLeftState(seed)
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let downstream = self.downstream
         let accumulated = combine(state.accumulator(), value) { downstream.putNext($0) }
         _ = state.replace(with: accumulated)
     }
 
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putNext(state.accumulator())
         downstream.putCompletion()
     }

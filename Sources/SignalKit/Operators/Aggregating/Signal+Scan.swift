@@ -114,7 +114,7 @@ public func aggregate<T, A: Sendable, E>(
     { signal in
         Signal { subscriber in
             signal._start(
-                _ScanSink(downstream: subscriber, start: startFactory(), emitsEachStep: false) { accumulator, value, _ in
+                inline: _ScanSink(downstream: subscriber, start: startFactory(), emitsEachStep: false) { accumulator, value, _ in
                     reduce(accumulator, value)
                 }
             )
@@ -132,15 +132,17 @@ func _scanOperator<T, A: Sendable, E>(
 ) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: emitsEachStep, reduce: reduce))
+            signal._start(inline: _ScanSink(downstream: subscriber, start: start, emitsEachStep: emitsEachStep, reduce: reduce))
         }._derived(name, from: signal, arguments: _debugArgument(start))
     }
 }
 
 /// The sink of `scan` and `aggregate`.
-final class _ScanSink<T, A, E>: _PassThroughTerminalSink<T, A, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the accumulator and index are guarded by
-    // `_GuardedValue`; the rest is immutable.
+struct _ScanSink<T, A, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = A
+    typealias Failure = E
+    let downstream: Subscriber<A, E>
     let emitsEachStep: Bool
     let reduce: (A, T, Int) -> A
     let state: _GuardedValue<(accumulator: A?, index: Int)>
@@ -149,10 +151,10 @@ final class _ScanSink<T, A, E>: _PassThroughTerminalSink<T, A, E>, @unchecked Se
         self.emitsEachStep = emitsEachStep
         self.reduce = reduce
         self.state = _GuardedValue((start, 0))
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // Read, reduce outside the lock (user code), write back: the source
         // delivers serially, so no step is lost.
         let (accumulator, index) = state.load()
@@ -164,7 +166,7 @@ final class _ScanSink<T, A, E>: _PassThroughTerminalSink<T, A, E>, @unchecked Se
     }
 
 
-    override func putCompletion() {
+    func putCompletion() {
         if !emitsEachStep, let accumulator = state.exchange((nil, 0)).accumulator {
             downstream.putNext(accumulator)
         }

@@ -52,7 +52,7 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
     override func putNext(_ value: T) { downstream.putNext(value) }
 
     override func putError(_ error: E) {
-        disposables.add(handler(error)._start(_ForwardSink(downstream: downstream)))
+        disposables.add(handler(error)._start(inline: _ForwardSink(downstream: downstream)))
     }
 
     override func putCompletion() { downstream.putCompletion() }

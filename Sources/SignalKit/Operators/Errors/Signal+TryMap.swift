@@ -32,7 +32,7 @@ import Synchronization
 public func tryMap<T, R, E: Error>(_ transform: @escaping @Sendable (T) throws(E) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
+            signal._start(inline: _TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
         }._derived("tryMap", from: signal)
     }
 }
@@ -64,13 +64,16 @@ public func tryMap<T, R, E>(
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError))
+            signal._start(inline: _TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError))
         }._derived("tryMap", from: signal)
     }
 }
 
-final class _TryMapSink<T, R, Thrown: Error, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `failed` is atomic; the rest is immutable.
+struct _TryMapSink<T, R, Thrown: Error, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = R
+    typealias Failure = E
+    let downstream: Subscriber<R, E>
     let transform: (T) throws(Thrown) -> R
     let mapError: (Thrown) -> E
     let failed = Synchronization.Atomic<Bool>(false)
@@ -78,10 +81,10 @@ final class _TryMapSink<T, R, Thrown: Error, E>: _PassThroughTerminalSink<T, R, 
     init(downstream: Subscriber<R, E>, transform: @escaping @Sendable (T) throws(Thrown) -> R, mapError: @escaping @Sendable (Thrown) -> E) {
         self.transform = transform
         self.mapError = mapError
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         guard !failed.load(ordering: .acquiring) else { return }
         let result: R
         do {

@@ -55,7 +55,7 @@ public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>)
 /// - Disposal: returns the upstream handle.
 public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
+        signal._start(inline: _DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
     }._derived("distinctUntilChanged", from: signal)
 }
 
@@ -81,23 +81,25 @@ public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: S
 public func distinctUntilChanged<T, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
+            signal._start(inline: _DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
         }._derived("distinctUntilChanged", from: signal)
     }
 }
 
-final class _DistinctUntilChangedSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the mutable state is guarded inside
-    // `state`.
+struct _DistinctUntilChangedSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let isEqual: (T, T) -> Bool
     let state = _DistinctUntilChangedState<T>()
 
     init(downstream: Subscriber<T, E>, isEqual: @escaping @Sendable (T, T) -> Bool) {
         self.isEqual = isEqual
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // `isEqual` is user code: called outside the lock.
         if let previous = state.lastEmitted(), isEqual(previous, value) { return }
         // The replaced value is released here, outside the lock.
@@ -142,11 +144,18 @@ final class _DistinctUntilChangedState<T>: @unchecked Sendable {
 /// - Disposal: disposes the source.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     Signal { subscriber in
-        signal._start(_IgnoreValuesSink(downstream: subscriber))
+        signal._start(inline: _IgnoreValuesSink(downstream: subscriber))
     }._derived("ignoreValues", from: signal)
 }
 
-final class _IgnoreValuesSink<T, E>: _PassThroughTerminalSink<T, Never, E>, @unchecked Sendable {}
+struct _IgnoreValuesSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = Never
+    typealias Failure = E
+    let downstream: Subscriber<Never, E>
+
+    func putNext(_ value: T, from _: _SubscriptionBase) {}
+}
 
 // MARK: - skip, skipWhile, skipUntil
 
@@ -166,26 +175,29 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         guard count > 0 else {
             return Signal { subscriber in
-                signal._start(_ForwardSink(downstream: subscriber))
+                signal._start(inline: _ForwardSink(downstream: subscriber))
             }._derived("skip", from: signal, arguments: "\(count)")
         }
         return Signal { subscriber in
-            signal._start(_SkipSink(downstream: subscriber, count: count))
+            signal._start(inline: _SkipSink(downstream: subscriber, count: count))
         }._derived("skip", from: signal, arguments: "\(count)")
     }
 }
 
-final class _SkipSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `seen` is atomic; the rest is immutable.
+struct _SkipSink<T, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let count: Int
     let seen = Synchronization.Atomic<Int>(0)
 
     init(downstream: Subscriber<T, E>, count: Int) {
         self.count = count
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // Stop counting once past `count`: the counter never wraps.
         if seen.load(ordering: .relaxed) < count, seen.wrappingAdd(1, ordering: .relaxed).newValue <= count {
             return
@@ -212,7 +224,7 @@ final class _SkipSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Senda
 public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_SkipWhileSink(downstream: subscriber, skips: predicate))
+            signal._start(inline: _SkipWhileSink(downstream: subscriber, skips: predicate))
         }._derived("skipWhileBlock", from: signal)
     }
 }
@@ -234,22 +246,25 @@ public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 public func skipUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
+            signal._start(inline: _SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
         }._derived("skipUntilBlock", from: signal)
     }
 }
 
-final class _SkipWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `passing` is atomic; the rest is immutable.
+struct _SkipWhileSink<T, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let skips: (T) -> Bool
     let passing = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, skips: @escaping @Sendable (T) -> Bool) {
         self.skips = skips
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         if !passing.load(ordering: .acquiring) {
             if skips(value) { return }
             passing.store(true, ordering: .releasing)

@@ -36,12 +36,17 @@
 public func ignoreValuesThen<T, R, E>(_ next: @escaping @Sendable () -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         let silent = Signal<R, E> { subscriber in
-            signal._start(_DropValuesSink<T, R, E>(downstream: subscriber))
+            signal._start(inline: _DropValuesSink<T, R, E>(downstream: subscriber))
         }
         return (silent |> then(deferred(next)))._derived("ignoreValuesThen", from: signal)
     }
 }
 
-final class _DropValuesSink<T, R, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _DropValuesSink<T, R, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = R
+    typealias Failure = E
+    let downstream: Subscriber<R, E>
+
+    func putNext(_ value: T, from _: _SubscriptionBase) {}
 }

@@ -91,7 +91,7 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
     { signal in
         Signal { subscriber in
             f()
-            return signal._start(_ForwardSink(downstream: subscriber))
+            return signal._start(inline: _ForwardSink(downstream: subscriber))
         }._derived("initially", from: signal)
     }
 }

@@ -30,29 +30,32 @@ import Synchronization
 public func firstOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+            signal._start(inline: _FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
         }._derived("firstOrDefault", from: signal, arguments: _debugArgument(defaultValue))
     }
 }
 
-final class _FirstOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
+struct _FirstOrDefaultSink<T, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let defaultValue: T
     let done = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, defaultValue: T) {
         self.defaultValue = defaultValue
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
         downstream.putNext(value)
         downstream.putCompletion()
     }
 
 
-    override func putCompletion() {
+    func putCompletion() {
         if !done.exchange(true, ordering: .acquiringAndReleasing) {
             downstream.putNext(defaultValue)
         }
@@ -79,28 +82,31 @@ final class _FirstOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unche
 public func lastOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+            signal._start(inline: _LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
         }._derived("lastOrDefault", from: signal, arguments: _debugArgument(defaultValue))
     }
 }
 
-final class _LastOrDefaultSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the last value is guarded by `_GuardedValue`.
+struct _LastOrDefaultSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let defaultValue: T
     let last = _GuardedValue<T?>(nil)
 
     init(downstream: Subscriber<T, E>, defaultValue: T) {
         self.defaultValue = defaultValue
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // The replaced value is released here, outside the lock.
         _ = last.exchange(value)
     }
 
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putNext(last.exchange(nil) ?? defaultValue)
         downstream.putCompletion()
     }

@@ -51,7 +51,7 @@ extension SignalTakeAction: Sendable {}
 public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TakeSink(downstream: subscriber, limit: count))
+            signal._start(inline: _TakeSink(downstream: subscriber, limit: count))
         }._derived("take", from: signal, arguments: "\(count)")
     }
 }
@@ -81,25 +81,27 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TakeUntilSink(downstream: subscriber, until: until))
+            signal._start(inline: _TakeUntilSink(downstream: subscriber, until: until))
         }._derived("take(until:)", from: signal)
     }
 }
 
 // MARK: - Sinks
 
-final class _TakeSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `counter` is a Synchronization.Atomic; the rest
-    // is immutable.
+struct _TakeSink<T, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let limit: Int
     let counter = Synchronization.Atomic<Int>(0)
 
     init(downstream: Subscriber<T, E>, limit: Int) {
         self.limit = limit
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // `take(0)` (or a negative count) passes nothing and never completes
         // on values; skipping the counter also keeps it from ever wrapping.
         guard limit > 0 else { return }
@@ -112,16 +114,19 @@ final class _TakeSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Senda
     }
 }
 
-final class _TakeUntilSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _TakeUntilSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let until: (T) -> SignalTakeAction
 
     init(downstream: Subscriber<T, E>, until: @escaping @Sendable (T) -> SignalTakeAction) {
         self.until = until
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let action = until(value)
         if action.passthrough {
             downstream.putNext(value)

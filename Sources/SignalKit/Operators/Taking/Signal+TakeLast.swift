@@ -26,7 +26,7 @@ import Synchronization
 /// - Disposal: returns the upstream handle.
 public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(_TakeLastSink(downstream: subscriber))
+        signal._start(inline: _TakeLastSink(downstream: subscriber))
     }._derived("takeLast", from: signal)
 }
 
@@ -48,20 +48,22 @@ public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// - Disposal: returns the upstream handle.
 public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     Signal { subscriber in
-        signal._start(_LastSink(downstream: subscriber))
+        signal._start(inline: _LastSink(downstream: subscriber))
     }._derived("last", from: signal)
 }
 
-final class _TakeLastSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the last value is guarded inside
-    // `state`.
+struct _TakeLastSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let state = _LastValueState<T>()
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         _ = state.replace(with: value)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         if let value = state.take() {
             downstream.putNext(value)
         }
@@ -69,16 +71,18 @@ final class _TakeLastSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked S
     }
 }
 
-final class _LastSink<T, E>: _PassThroughTerminalSink<T, T?, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the last value is guarded inside
-    // `state`.
+struct _LastSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T?
+    typealias Failure = E
+    let downstream: Subscriber<T?, E>
     let state = _LastValueState<T>()
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         _ = state.replace(with: value)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putNext(state.take())
         downstream.putCompletion()
     }
@@ -128,7 +132,7 @@ final class _LastValueState<T>: @unchecked Sendable {
 public func takeLast<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TakeLastCountSink(downstream: subscriber, count: max(0, count)))
+            signal._start(inline: _TakeLastCountSink(downstream: subscriber, count: max(0, count)))
         }._derived("takeLast", from: signal, arguments: "\(count)")
     }
 }
@@ -166,22 +170,25 @@ struct _RingBuffer<Element> {
     }
 }
 
-final class _TakeLastCountSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the ring is guarded by `_GuardedValue`.
+struct _TakeLastCountSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let ring: _GuardedValue<_RingBuffer<T>>
 
     init(downstream: Subscriber<T, E>, count: Int) {
         self.ring = _GuardedValue(_RingBuffer(capacity: count))
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // The evicted value is released here, outside the lock.
         _ = ring.withLock { $0.append(value) }
     }
 
 
-    override func putCompletion() {
+    func putCompletion() {
         for value in ring.withLock({ $0.removeAll() }) {
             downstream.putNext(value)
         }

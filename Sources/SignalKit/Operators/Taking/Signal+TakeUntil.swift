@@ -41,7 +41,7 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
             if delivery.isClosed {
                 return triggerHandle
             }
-            let source = signal._start(_ForwardSink(downstream: delivery))
+            let source = signal._start(inline: _ForwardSink(downstream: delivery))
             return ActionDisposable {
                 triggerHandle.dispose()
                 source.dispose()
@@ -82,7 +82,7 @@ final class _TakeUntilTriggerSink<U, F, T, E>: _Sink<U, F>, @unchecked Sendable 
 public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
+            signal._start(inline: _TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
         }._derived("takeUntilBlock", from: signal)
     }
 }
@@ -104,22 +104,25 @@ public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 public func takeWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_TakeWhileSink(downstream: subscriber, passes: predicate))
+            signal._start(inline: _TakeWhileSink(downstream: subscriber, passes: predicate))
         }._derived("takeWhileBlock", from: signal)
     }
 }
 
-final class _TakeWhileSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
+struct _TakeWhileSink<T, E>: _PassThroughSink, ~Copyable {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let passes: (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
 
     init(downstream: Subscriber<T, E>, passes: @escaping @Sendable (T) -> Bool) {
         self.passes = passes
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         // After completing, a source still emitting inside its generator
         // does not get `passes` called again.
         guard !done.load(ordering: .acquiring) else { return }

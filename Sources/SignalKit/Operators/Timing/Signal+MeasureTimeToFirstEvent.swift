@@ -27,7 +27,7 @@ public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>)
     { signal in
         let probe = _FirstEventProbe(label: label)
         return Signal { subscriber in
-            signal._start(_MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
+            signal._start(inline: _MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
         }._derived("debug_measureTimeToFirstEvent", from: signal, arguments: label)
     }
 }
@@ -49,17 +49,21 @@ final class _FirstEventProbe: Sendable {
     }
 }
 
-final class _MeasureFirstEventSink<T, E>: _PassThroughTerminalSink<T, T, E>, @unchecked Sendable {
+struct _MeasureFirstEventSink<T, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = T
+    typealias Failure = E
+    let downstream: Subscriber<T, E>
     let probe: _FirstEventProbe
     let startTime: Double
 
     init(downstream: Subscriber<T, E>, probe: _FirstEventProbe, startTime: Double) {
         self.probe = probe
         self.startTime = startTime
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         probe.valueArrived(startTime: startTime)
         downstream.putNext(value)
     }

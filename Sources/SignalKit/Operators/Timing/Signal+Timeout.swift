@@ -55,7 +55,7 @@ public func timeout<T, E>(
                 repeat: false,
                 completion: {
                     guard let subscriber = target.takeForFiring() else { return }
-                    current.set(alternate._start(_ForwardSink(downstream: subscriber)))
+                    current.set(alternate._start(inline: _ForwardSink(downstream: subscriber)))
                 },
                 queue: queue
             )

@@ -25,23 +25,26 @@ public func combinePrevious<T: Sendable, R, E>(
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
+            signal._start(inline: _CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
         }._derived("combinePrevious", from: signal, arguments: _debugArgument(start))
     }
 }
 
-final class _CombinePreviousSink<T, R, E>: _PassThroughTerminalSink<T, R, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `previous` is guarded by `_GuardedValue`.
+struct _CombinePreviousSink<T, R, E>: _PassThroughSink {
+    typealias Input = T
+    typealias Output = R
+    typealias Failure = E
+    let downstream: Subscriber<R, E>
     let reduce: (T, T) -> R
     let previous: _GuardedValue<T>
 
     init(downstream: Subscriber<R, E>, start: T, reduce: @escaping @Sendable (T, T) -> R) {
         self.reduce = reduce
         self.previous = _GuardedValue(start)
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let before = previous.exchange(value)
         downstream.putNext(reduce(before, value))
     }

@@ -54,19 +54,22 @@ public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) ->
 public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
+            signal._start(inline: _OptionalMapSink(downstream: subscriber, transform: f))
         }._derived("flatMap", from: signal)
     }
 }
 
-final class _OptionalMapSink<T, E, R>: _PassThroughTerminalSink<T?, R?, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _OptionalMapSink<T, E, R>: _PassThroughSink {
+    typealias Input = T?
+    typealias Output = R?
+    typealias Failure = E
+    let downstream: Subscriber<R?, E>
     let transform: (T) -> R
 
     init(downstream: Subscriber<R?, E>, transform: @escaping @Sendable (T) -> R) {
         self.transform = transform
-        super.init(downstream: downstream)
+        self.downstream = downstream
     }
 
-    override func putNext(_ value: T?) { downstream.putNext(value.map(transform)) }
+    func putNext(_ value: T?, from _: _SubscriptionBase) { downstream.putNext(value.map(transform)) }
 }
