@@ -107,7 +107,7 @@ extension Signal where T: Sendable, E: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>) in
                 if waiter.install(continuation) {
-                    handle.set(self._start(_AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
+                    handle.set(self._start(inline: _AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
                 }
             }
         } onCancel: {
@@ -162,8 +162,10 @@ final class _AwaitWaiter<T: Sendable, E: Sendable>: @unchecked Sendable {
 }
 
 /// Reports the first event exactly once, then disposes the subscription.
-final class _AwaitFirstSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the waiter is told once, guarded by `reported`.
+/// Stored in the subscription's tail: its `deinit` runs when the
+/// subscription destroys it (the subscriber died).
+struct _AwaitFirstSink<T: Sendable, E: Sendable>: _InlineSink, ~Copyable {
+    // The waiter is told once, guarded by `reported`.
     private let handle: MetaDisposable
     private let waiter: _AwaitWaiter<T, E>
     private let reported = _OnceFlag()
@@ -179,9 +181,9 @@ final class _AwaitFirstSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked S
         handle.dispose()
     }
 
-    override func putNext(_ value: T) { finish(.value(value)) }
-    override func putError(_ error: E) { finish(.error(error)) }
-    override func putCompletion() { finish(.completed) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { finish(.value(value)) }
+    func putError(_ error: E) { finish(.error(error)) }
+    func putCompletion() { finish(.completed) }
 
     deinit {
         // The source released its subscriber without any event.
@@ -384,7 +386,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked
             switch step {
             case .start:
                 // A pinned sink: the buffer lives as long as the iterator.
-                handle.set(signal._start(_WeakSink(self)))
+                handle.set(signal._start(inline: _WeakSink(self)))
                 continue
             case .value(let value):
                 return value
@@ -462,15 +464,15 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked
 }
 
 /// Forwards to the buffer without keeping it alive.
-private final class _WeakSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the weak reference is read atomically.
+private struct _WeakSink<T: Sendable, E: Sendable>: _InlineSink {
+    /// Read only (atomically, as every weak reference).
     weak var buffer: _AsyncValueBuffer<T, E>?
 
     init(_ buffer: _AsyncValueBuffer<T, E>) {
         self.buffer = buffer
     }
 
-    override func putNext(_ value: T) { buffer?.receive(value) }
-    override func putError(_ error: E) { buffer?.finish(.failed(error)) }
-    override func putCompletion() { buffer?.finish(.completed) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { buffer?.receive(value) }
+    func putError(_ error: E) { buffer?.finish(.failed(error)) }
+    func putCompletion() { buffer?.finish(.completed) }
 }

@@ -370,31 +370,35 @@ final class _CommandCore<Output, E>: @unchecked Sendable {
 }
 
 /// The command's own subscription to an execution: reports its end.
-final class _CommandExecutionSink<Output, E>: _Sink<Output, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the core is thread-safe.
+struct _CommandExecutionSink<Output, E>: _InlineSink {
+    typealias Input = Output
+    typealias Failure = E
+
     let core: _CommandCore<Output, E>
 
     init(core: _CommandCore<Output, E>) {
         self.core = core
     }
 
-    override func putNext(_ value: Output) {}
-    override func putError(_ error: E) { core.executionEnded(error: error) }
-    override func putCompletion() { core.executionEnded(error: nil) }
+    func putNext(_ value: Output, from _: _SubscriptionBase) {}
+    func putError(_ error: E) { core.executionEnded(error: error) }
+    func putCompletion() { core.executionEnded(error: nil) }
 }
 
 /// Turns an error into a completion (RAC's `catchTo:[RACSignal empty]`): how
 /// `executionSignals` hands out executions.
-final class _CompleteOnErrorSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _CompleteOnErrorSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, NoError>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, NoError>) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: E) { downstream.putCompletion() }
-    override func putCompletion() { downstream.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
+    func putError(_ error: E) { downstream.putCompletion() }
+    func putCompletion() { downstream.putCompletion() }
 }

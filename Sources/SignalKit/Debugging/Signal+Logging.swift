@@ -262,7 +262,7 @@ func _logging<T, E>(
             let number = _logSubscriptionCounter.add(1, ordering: .relaxed).newValue
             if events.contains(.subscribed) { sink.log(.subscribed, prefix, number) }
             let handle = signal._start(
-                _LogSink(downstream: subscriber, prefix: prefix, subscription: number, events: events, sink: sink)
+                inline: _LogSink(downstream: subscriber, prefix: prefix, subscription: number, events: events, sink: sink)
             )
             guard events.contains(.disposed) else { return handle }
             return ActionDisposable {
@@ -273,10 +273,12 @@ func _logging<T, E>(
     }
 }
 
-final class _LogSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _LogSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let prefix: String
     let subscription: UInt64
     let events: SignalLogEvents
@@ -290,17 +292,17 @@ final class _LogSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.sink = sink
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         if events.contains(.next) { sink.log(.next, prefix, subscription, "\(value)") }
         downstream.putNext(value)
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         if events.contains(.error) { sink.log(.error, prefix, subscription, "\(error)") }
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         if events.contains(.completed) { sink.log(.completed, prefix, subscription) }
         downstream.putCompletion()
     }

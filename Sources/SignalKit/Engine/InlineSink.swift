@@ -36,6 +36,12 @@ protocol _InlineSink<Input, Failure>: ~Copyable {
     var downstreamSubscription: _SubscriptionBase? { get }
 }
 
+extension _InlineSink where Self: ~Copyable {
+    /// A sink that works for more than one downstream subscription (or
+    /// none) does not tell.
+    @usableFromInline var downstreamSubscription: _SubscriptionBase? { nil }
+}
+
 /// A subscription whose operator sink `S` lives in its tail.
 ///
 /// `@unchecked Sendable`: as `_Subscription`; the sink in the tail is written

@@ -343,11 +343,12 @@ struct _SignalQueueInnerSink<R, E>: _InlineSink {
 /// for an outer that cannot fail, `NoError`). Values go through `next`, a
 /// function specialised where the sink is created (see the file header).
 @usableFromInline
-final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _SignalQueueOuterSink<T, EO, R, E>: _InlineSink {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = EO
     @usableFromInline let state: _SignalQueueState<R, E>
     @usableFromInline let downstream: Subscriber<R, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    @usableFromInline var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let transform: (T) -> Signal<R, E>
     @usableFromInline let promoteError: (@Sendable (EO) -> E)?
     @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
@@ -367,12 +368,12 @@ final class _SignalQueueOuterSink<T, EO, R, E>: _Sink<T, EO>, @unchecked Sendabl
         self.next = next
     }
 
-    @usableFromInline override func putNext(_ value: T) { next(self, value) }
-    @usableFromInline override func putError(_ error: EO) {
+    @usableFromInline func putNext(_ value: T, from _: _SubscriptionBase) { next(self, value) }
+    @usableFromInline func putError(_ error: EO) {
         guard let promoteError else { return }
         state.outerFailed(promoteError(error), downstream)
     }
-    @usableFromInline override func putCompletion() { state.outerCompleted(downstream) }
+    @usableFromInline func putCompletion() { state.outerCompleted(downstream) }
 }
 
 /// Subscribes `outer` through a signal-of-signals engine in `mode`.
@@ -393,7 +394,7 @@ func _signalQueue<T, EO, R, E>(
         ) { sink, value in
             sink.state.outerNext(sink.transform(value), sink.downstream)
         }
-        state.setOuter(outer._start(sink))
+        state.setOuter(outer._start(inline: sink))
         return state
     }
 }

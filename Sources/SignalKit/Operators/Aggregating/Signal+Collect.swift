@@ -21,31 +21,33 @@
 /// - Disposal: returns the upstream handle.
 public func collect<T, E>(_ signal: Signal<T, E>) -> Signal<[T], E> {
     Signal { subscriber in
-        signal._start(_CollectSink(downstream: subscriber))
+        signal._start(inline: _CollectSink(downstream: subscriber))
     }._derived("collect", from: signal)
 }
 
-final class _CollectSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `values` is guarded by `_GuardedValue`.
+struct _CollectSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<[T], E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let values = _GuardedValue<[T]>([])
 
     init(downstream: Subscriber<[T], E>) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         values.withLock { $0.append(value) }
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         // The values are released here, outside the lock.
         _ = values.exchange([])
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putNext(values.exchange([]))
         downstream.putCompletion()
     }

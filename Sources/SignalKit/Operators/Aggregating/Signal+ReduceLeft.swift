@@ -120,7 +120,7 @@ public func reduceLeft<T: Sendable, E>(
         Signal { subscriber in
             let control = _ReduceGeneratorControl()
             let state = _ReduceGeneratorState(downstream: subscriber, seed: value, generator: generator, control: control)
-            control.upstream.set(signal._start(_ReduceGeneratorUpstreamSink(state: state)))
+            control.upstream.set(signal._start(inline: _ReduceGeneratorUpstreamSink(state: state)))
             return control
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
@@ -325,7 +325,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
                 return state.current
             }
             let step = generator(accumulator, value)
-            control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
+            control.currentGenerator.set(step._start(inline: _ReduceGeneratorSink(state: self)))
             var next: T?
             var result: T?
             var continues = false
@@ -349,28 +349,32 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
     }
 }
 
-final class _ReduceGeneratorUpstreamSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the state guards itself.
+struct _ReduceGeneratorUpstreamSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _ReduceGeneratorState<T, E>
 
     init(state: _ReduceGeneratorState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: T) { state.upstreamNext(value) }
-    override func putError(_ error: E) { state.downstream.putError(error) }
-    override func putCompletion() { state.upstreamCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.upstreamNext(value) }
+    func putError(_ error: E) { state.downstream.putError(error) }
+    func putCompletion() { state.upstreamCompletion() }
 }
 
-final class _ReduceGeneratorSink<T, E>: _Sink<(T, Passthrough<T>), E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the state guards itself.
+struct _ReduceGeneratorSink<T, E>: _InlineSink {
+    typealias Input = (T, Passthrough<T>)
+    typealias Failure = E
+
     let state: _ReduceGeneratorState<T, E>
 
     init(state: _ReduceGeneratorState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: (T, Passthrough<T>)) { state.generatorNext(value) }
-    override func putError(_ error: E) { state.downstream.putError(error) }
-    override func putCompletion() { state.generatorCompletion() }
+    func putNext(_ value: (T, Passthrough<T>), from _: _SubscriptionBase) { state.generatorNext(value) }
+    func putError(_ error: E) { state.downstream.putError(error) }
+    func putCompletion() { state.generatorCompletion() }
 }

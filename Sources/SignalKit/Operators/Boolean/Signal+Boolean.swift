@@ -27,7 +27,7 @@ import Synchronization
 ///   first value disposes the upstream.
 public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
     Signal { subscriber in
-        signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: { _ in true }))
+        signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: true, predicate: { _ in true }))
     }._derived("any", from: signal)
 }
 
@@ -48,7 +48,7 @@ public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
 public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
+            signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
         }._derived("any", from: signal)
     }
 }
@@ -71,7 +71,7 @@ public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Sign
 public func all<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(_QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
+            signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
         }._derived("all", from: signal)
     }
 }
@@ -79,10 +79,12 @@ public func all<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Sign
 /// The sink of `any` and `all`: answers `decisive` at the first value whose
 /// predicate result is `decisive` (`true` for `any`, `false` for `all`),
 /// `!decisive` at completion and `false` at an error.
-final class _QuantifierSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: `done` is atomic; the rest is immutable.
+struct _QuantifierSink<T, E>: _InlineSink, ~Copyable {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<Bool, NoError>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let predicate: (T) -> Bool
     let decisive: Bool
     let done = Synchronization.Atomic<Bool>(false)
@@ -99,13 +101,13 @@ final class _QuantifierSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         downstream.putCompletion()
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         guard !done.load(ordering: .acquiring), predicate(value) == decisive else { return }
         finish(decisive)
     }
 
-    override func putError(_ error: E) { finish(false) }
-    override func putCompletion() { finish(!decisive) }
+    func putError(_ error: E) { finish(false) }
+    func putCompletion() { finish(!decisive) }
 }
 
 // MARK: - not, and, or

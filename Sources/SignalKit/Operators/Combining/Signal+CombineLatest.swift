@@ -222,7 +222,7 @@ final class _CombineLatestState<R, E: Sendable>: @unchecked Sendable {
         let sink = _CombineLatestSink(state: self, slot: slot) { state, slot, value in
             state.putNext(value, into: slot)
         }
-        return source._start(sink)
+        return source._start(inline: sink)
     }
 
     @inlinable
@@ -282,9 +282,11 @@ final class _CombineLatestState<R, E: Sendable>: @unchecked Sendable {
 
 /// Feeds one input's events into the shared state. Values go through
 /// `forward`, a function specialised where the sink was created (see the
-/// MARK above).
+/// MARK above). Stored in the input subscription's tail.
 @usableFromInline
-final class _CombineLatestSink<T, R, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
+struct _CombineLatestSink<T, R, E: Sendable>: _InlineSink {
+    @usableFromInline typealias Input = T
+    @usableFromInline typealias Failure = E
     @usableFromInline let state: _CombineLatestState<R, E>
     @usableFromInline let slot: _CombineLatestSlot<T>
     @usableFromInline let forward: @Sendable (_CombineLatestState<R, E>, _CombineLatestSlot<T>, T) -> Void
@@ -300,9 +302,10 @@ final class _CombineLatestSink<T, R, E: Sendable>: _Sink<T, E>, @unchecked Senda
         self.forward = forward
     }
 
-    @usableFromInline override func putNext(_ value: T) { forward(state, slot, value) }
-    @usableFromInline override func putError(_ error: E) { state.putError(error) }
-    @usableFromInline override func putCompletion() { state.inputCompleted() }
+    @inline(__always) @usableFromInline
+    func putNext(_ value: T, from _: _SubscriptionBase) { forward(state, slot, value) }
+    @usableFromInline func putError(_ error: E) { state.putError(error) }
+    @usableFromInline func putCompletion() { state.inputCompleted() }
 }
 
 /// The inputs' handles, disposed in subscription order.

@@ -30,8 +30,8 @@ public func sample<T: Sendable, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>)
     { signal in
         Signal { subscriber in
             let state = _SampleState<T, E>(downstream: subscriber)
-            let source = signal._start(_SampleSourceSink(state: state))
-            let ticks = sampler._start(_SampleTickSink<U, T, E>(state: state))
+            let source = signal._start(inline: _SampleSourceSink(state: state))
+            let ticks = sampler._start(inline: _SampleTickSink<U, T, E>(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 source.dispose()
                 ticks.dispose()
@@ -72,28 +72,32 @@ final class _SampleState<T, E>: @unchecked Sendable {
     }
 }
 
-final class _SampleSourceSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _SampleSourceSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _SampleState<T, E>
 
     init(state: _SampleState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: T) { state.store(value) }
-    override func putError(_ error: E) { state.delivery.putError(error) }
-    override func putCompletion() { state.delivery.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.store(value) }
+    func putError(_ error: E) { state.delivery.putError(error) }
+    func putCompletion() { state.delivery.putCompletion() }
 }
 
-final class _SampleTickSink<U, T, E>: _Sink<U, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _SampleTickSink<U, T, E>: _InlineSink {
+    typealias Input = U
+    typealias Failure = E
+
     let state: _SampleState<T, E>
 
     init(state: _SampleState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: U) { state.tick() }
-    override func putError(_ error: E) { state.delivery.putError(error) }
-    override func putCompletion() { state.delivery.putCompletion() }
+    func putNext(_ value: U, from _: _SubscriptionBase) { state.tick() }
+    func putError(_ error: E) { state.delivery.putError(error) }
+    func putCompletion() { state.delivery.putCompletion() }
 }

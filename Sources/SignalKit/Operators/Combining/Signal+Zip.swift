@@ -124,7 +124,7 @@ final class _ZipState<R, E>: @unchecked Sendable {
     /// Subscribes one input, storing its values into `slot`; returns its
     /// handle.
     func subscribe<T>(_ signal: Signal<T, E>, into slot: _ZipSlot<T>) -> _SubscriptionBase {
-        signal._start(_ZipSink(state: self, slot: slot))
+        signal._start(inline: _ZipSink(state: self, slot: slot))
     }
 
     func putNext<T>(_ value: T, into slot: _ZipSlot<T>) {
@@ -189,8 +189,10 @@ final class _ZipState<R, E>: @unchecked Sendable {
     }
 }
 
-final class _ZipSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _ZipSink<T, R, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _ZipState<R, E>
     let slot: _ZipSlot<T>
 
@@ -199,9 +201,9 @@ final class _ZipSink<T, R, E>: _Sink<T, E>, @unchecked Sendable {
         self.slot = slot
     }
 
-    override func putNext(_ value: T) { state.putNext(value, into: slot) }
-    override func putError(_ error: E) { state.putError(error) }
-    override func putCompletion() { state.inputCompleted(slot) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value, into: slot) }
+    func putError(_ error: E) { state.putError(error) }
+    func putCompletion() { state.inputCompleted(slot) }
 }
 
 /// The inputs' handles, disposed in subscription order.

@@ -29,7 +29,7 @@ import Dispatch
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
+            signal._start(inline: _DeliverOnQueueSink(downstream: subscriber, queue: queue))
         }._derived("deliverOn", from: signal)
     }
 }
@@ -80,7 +80,7 @@ public func deliverOnMainQueue<T: Sendable, E: Sendable>(_ signal: Signal<T, E>)
 public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
+            signal._start(inline: _DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
         }._derived("deliverOn", from: signal)
     }
 }
@@ -177,9 +177,12 @@ final class _PendingSubscription: Disposable, Sendable {
     }
 }
 
-final class _DeliverOnQueueSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
+struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: Queue
 
     init(downstream: Subscriber<T, E>, queue: Queue) {
@@ -187,7 +190,7 @@ final class _DeliverOnQueueSink<T: Sendable, E: Sendable>: _Sink<T, E>, @uncheck
         self.queue = queue
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let downstream = self.downstream
         if queue.isCurrent() {
             downstream.putNext(value)
@@ -202,20 +205,23 @@ final class _DeliverOnQueueSink<T: Sendable, E: Sendable>: _Sink<T, E>, @uncheck
         }
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         let downstream = self.downstream
         queue.async { downstream.putError(error) }
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         let downstream = self.downstream
         queue.async { downstream.putCompletion() }
     }
 }
 
-final class _DeliverOnPoolSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
+struct _DeliverOnPoolSink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: ThreadPoolQueue
 
     init(downstream: Subscriber<T, E>, queue: ThreadPoolQueue) {
@@ -223,17 +229,17 @@ final class _DeliverOnPoolSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecke
         self.queue = queue
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let downstream = self.downstream
         queue.addTask(ThreadPoolTask { _ in downstream.putNext(value) })
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         let downstream = self.downstream
         queue.addTask(ThreadPoolTask { _ in downstream.putError(error) })
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         let downstream = self.downstream
         queue.addTask(ThreadPoolTask { _ in downstream.putCompletion() })
     }

@@ -31,15 +31,18 @@ public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (S
     { signal in
         Signal { subscriber in
             let disposables = DisposableSet()
-            disposables.add(signal._start(_CatchSink(downstream: subscriber, handler: f, disposables: disposables)))
+            disposables.add(signal._start(inline: _CatchSink(downstream: subscriber, handler: f, disposables: disposables)))
             return disposables
         }._derived("catch", from: signal)
     }
 }
 
-final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+struct _CatchSink<T, E, R>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, R>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let handler: (E) -> Signal<T, R>
     let disposables: DisposableSet
 
@@ -49,11 +52,11 @@ final class _CatchSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
         self.disposables = disposables
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         disposables.add(handler(error)._start(inline: _ForwardSink(downstream: downstream)))
     }
 
-    override func putCompletion() { downstream.putCompletion() }
+    func putCompletion() { downstream.putCompletion() }
 }

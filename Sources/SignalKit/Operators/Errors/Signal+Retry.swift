@@ -167,7 +167,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
             return (state.nextStep, signal)
         }
         guard let (step, signal) = next else { return }
-        install(signal._start(_RetrySink(run: self, downstream: downstream)), step: step)
+        install(signal._start(inline: _RetrySink(run: self, downstream: downstream)), step: step)
     }
 
     /// Counts a retry; returns its delay, or nil when `maxRetries` is reached.
@@ -206,19 +206,22 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     }
 }
 
-final class _RetrySink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+struct _RetrySink<T, E, R>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let run: _RetryRun<T, E, R>
     let downstream: Subscriber<T, R>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _RetryRun<T, E, R>, downstream: Subscriber<T, R>) {
         self.run = run
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         let policy = run.policy
         if policy.retryOnError(error), let delay = run.nextDelay() {
             // No wait for a downstream that has ended: loops stop when it stops.
@@ -229,7 +232,7 @@ final class _RetrySink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
         }
     }
 
-    override func putCompletion() { downstream.putCompletion() }
+    func putCompletion() { downstream.putCompletion() }
 }
 
 // MARK: - retry

@@ -28,7 +28,7 @@
 /// - Disposal: returns the upstream handle.
 public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     Signal { subscriber in
-        signal._start(_DematerializeSink(downstream: subscriber))
+        signal._start(inline: _DematerializeSink(downstream: subscriber))
     }._derived("dematerialize", from: signal)
 }
 
@@ -50,46 +50,50 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 /// - Disposal: returns the upstream handle.
 public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(_MaterializeSink(downstream: subscriber))
+        signal._start(inline: _MaterializeSink(downstream: subscriber))
     }._derived("materialize", from: signal)
 }
 
 // MARK: - Sinks
 
-final class _DematerializeSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _DematerializeSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<SignalEvent<T, E>, NoError>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<SignalEvent<T, E>, NoError>) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         downstream.putNext(.Next(value))
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         downstream.putNext(.Error(error))
         downstream.putCompletion()
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putNext(.Completion)
         downstream.putCompletion()
     }
 }
 
-final class _MaterializeSink<T, E>: _Sink<SignalEvent<T, E>, NoError>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _MaterializeSink<T, E>: _InlineSink {
+    typealias Input = SignalEvent<T, E>
+    typealias Failure = NoError
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream
     }
 
-    override func putNext(_ event: SignalEvent<T, E>) {
+    func putNext(_ event: SignalEvent<T, E>, from _: _SubscriptionBase) {
         switch event {
         case .Next(let value):
             downstream.putNext(value)
@@ -100,9 +104,9 @@ final class _MaterializeSink<T, E>: _Sink<SignalEvent<T, E>, NoError>, @unchecke
         }
     }
 
-    override func putError(_ error: NoError) {}
+    func putError(_ error: NoError) {}
 
-    override func putCompletion() {
+    func putCompletion() {
         downstream.putCompletion()
     }
 }
@@ -147,7 +151,7 @@ extension SignalEvent {
 /// - Disposal: returns the upstream handle.
 public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     Signal { subscriber in
-        signal._start(_DematerializeSink(downstream: subscriber))
+        signal._start(inline: _DematerializeSink(downstream: subscriber))
     }._derived("materialize", from: signal)
 }
 
@@ -168,6 +172,6 @@ public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEven
 /// - Disposal: returns the upstream handle.
 public func dematerializeEvents<T, E>(_ signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(_MaterializeSink(downstream: subscriber))
+        signal._start(inline: _MaterializeSink(downstream: subscriber))
     }._derived("dematerialize", from: signal)
 }

@@ -208,7 +208,7 @@ public func flattenMap<T, R, E>(
 func _flatten<S, T, E>(_ outer: Signal<S, E>, limit: Int, transform: @escaping @Sendable (S) -> Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         let state = _FlattenState<T, E>(downstream: subscriber, limit: limit)
-        state.setOuter(outer._start(_FlattenOuterSink(state: state, transform: transform)))
+        state.setOuter(outer._start(inline: _FlattenOuterSink(state: state, transform: transform)))
         return _WeakDisposable(state)
     }
 }
@@ -311,7 +311,7 @@ final class _FlattenState<T, E>: Disposable, @unchecked Sendable {
                 return nil
             }
             guard let (signal, number) = next else { return }
-            let handle = signal._start(_FlattenInnerSink(state: self, number: number))
+            let handle = signal._start(inline: _FlattenInnerSink(state: self, number: number))
             let disposeNow = mutex.withLock { () -> Bool in
                 if endedEarly.remove(number) != nil { return false }
                 if disposed { return true }
@@ -376,8 +376,10 @@ final class _FlattenState<T, E>: Disposable, @unchecked Sendable {
     }
 }
 
-final class _FlattenOuterSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the outer.
+struct _FlattenOuterSink<S, T, E>: _InlineSink {
+    typealias Input = S
+    typealias Failure = E
+
     let state: _FlattenState<T, E>
     let transform: (S) -> Signal<T, E>
 
@@ -386,13 +388,15 @@ final class _FlattenOuterSink<S, T, E>: _Sink<S, E>, @unchecked Sendable {
         self.transform = transform
     }
 
-    override func putNext(_ value: S) { state.putInner(transform(value)) }
-    override func putError(_ error: E) { state.fail(error) }
-    override func putCompletion() { state.outerCompleted() }
+    func putNext(_ value: S, from _: _SubscriptionBase) { state.putInner(transform(value)) }
+    func putError(_ error: E) { state.fail(error) }
+    func putCompletion() { state.outerCompleted() }
 }
 
-final class _FlattenInnerSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the inner.
+struct _FlattenInnerSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _FlattenState<T, E>
     let delivery: _SerialDelivery<T, E>
     let number: Int
@@ -403,7 +407,7 @@ final class _FlattenInnerSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.number = number
     }
 
-    override func putNext(_ value: T) { delivery.putNext(value) }
-    override func putError(_ error: E) { state.fail(error) }
-    override func putCompletion() { state.innerCompleted(number: number) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { delivery.putNext(value) }
+    func putError(_ error: E) { state.fail(error) }
+    func putCompletion() { state.innerCompleted(number: number) }
 }

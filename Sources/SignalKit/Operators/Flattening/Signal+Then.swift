@@ -79,7 +79,7 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
 
     /// Subscribes the next segment. Call only when not exhausted.
     func subscribeNext(_ downstream: Subscriber<T, E>) -> any Disposable {
-        nextSegment()._start(_ThenSink(run: self, downstream: downstream))
+        nextSegment()._start(inline: _ThenSink(run: self, downstream: downstream))
     }
 
     /// Pops the next segment, splicing `then` chains and calling `deferred`
@@ -105,24 +105,27 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
     }
 }
 
-final class _ThenSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+struct _ThenSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let run: _ThenRun<T, E>
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _ThenRun<T, E>, downstream: Subscriber<T, E>) {
         self.run = run
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         run.stop()
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         if run.isExhausted {
             downstream.putCompletion()
             return

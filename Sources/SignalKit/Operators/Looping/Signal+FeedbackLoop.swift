@@ -115,24 +115,26 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
                 downstream.putCompletion()
                 return
             }
-            control.current.set(signal._start(_FeedbackLoopSink(loop: self)))
+            control.current.set(signal._start(inline: _FeedbackLoopSink(loop: self)))
             guard gate.withLock({ $0.takeTurn() }) else { return }
         }
     }
 }
 
-final class _FeedbackLoopSink<R1, R, E>: _Sink<R1, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; the loop guards itself.
+struct _FeedbackLoopSink<R1, R, E>: _InlineSink {
+    typealias Input = R1
+    typealias Failure = E
+
     let loop: _FeedbackLoop<R1, R, E>
 
     init(loop: _FeedbackLoop<R1, R, E>) {
         self.loop = loop
     }
 
-    override var downstreamSubscription: _SubscriptionBase? { loop.downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { loop.downstream._subscriptionBase }
 
     // Values are ignored (see `feedbackLoop`).
-    override func putNext(_ value: R1) {}
-    override func putError(_ error: E) { loop.downstream.putError(error) }
-    override func putCompletion() { loop.iterate() }
+    func putNext(_ value: R1, from _: _SubscriptionBase) {}
+    func putError(_ error: E) { loop.downstream.putError(error) }
+    func putCompletion() { loop.iterate() }
 }

@@ -150,7 +150,7 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
 
     func subscribe(_ downstream: Subscriber<T, R>) -> any Disposable {
         guard let signal = mutex.withLock({ signal }) else { return EmptyDisposable }
-        return signal._start(_RestartSink(run: self, downstream: downstream))
+        return signal._start(inline: _RestartSink(run: self, downstream: downstream))
     }
 
     override func didDispose() {
@@ -159,19 +159,22 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
     }
 }
 
-final class _RestartSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
+struct _RestartSink<T, E, R>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let run: _RestartRun<T, E, R>
     let downstream: Subscriber<T, R>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(run: _RestartRun<T, E, R>, downstream: Subscriber<T, R>) {
         self.run = run
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         switch run.onError(error) {
         case .restart:
             restart()
@@ -181,7 +184,7 @@ final class _RestartSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
         }
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         if run.restartsOnCompletion {
             restart()
         } else {

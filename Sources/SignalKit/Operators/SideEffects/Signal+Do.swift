@@ -26,7 +26,7 @@
 public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
+            signal._start(inline: _DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
         }._derived("doNext", from: signal)
     }
 }
@@ -47,7 +47,7 @@ public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>)
 public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
+            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
         }._derived("doError", from: signal)
     }
 }
@@ -69,7 +69,7 @@ public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>
 public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
+            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
         }._derived("doCompleted", from: signal)
     }
 }
@@ -117,15 +117,17 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
 public func finally<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
+            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
         }._derived("finally", from: signal)
     }
 }
 
-final class _DoSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _DoSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let next: ((T) -> Void)?
     let error: ((E) -> Void)?
     let completed: (() -> Void)?
@@ -137,17 +139,17 @@ final class _DoSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.completed = completed
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         next?(value)
         downstream.putNext(value)
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         self.error?(error)
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         completed?()
         downstream.putCompletion()
     }

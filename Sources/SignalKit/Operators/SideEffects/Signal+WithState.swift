@@ -46,7 +46,7 @@ public func withState<T, E, S: Sendable>(
     Signal { subscriber in
         let state = initialState()
         let upstream = signal._start(
-            _WithStateSink(downstream: subscriber, state: state, next: next, error: error, completed: completed)
+            inline: _WithStateSink(downstream: subscriber, state: state, next: next, error: error, completed: completed)
         )
         return ActionDisposable {
             upstream.dispose()
@@ -55,11 +55,12 @@ public func withState<T, E, S: Sendable>(
     }._derived("withState", from: signal)
 }
 
-final class _WithStateSink<T, E, S>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source (the
-    // state object is the user's, used by the user's hooks).
+struct _WithStateSink<T, E, S>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state: S
     let next: (T, S) -> Void
     let error: (E, S) -> Void
@@ -79,15 +80,15 @@ final class _WithStateSink<T, E, S>: _Sink<T, E>, @unchecked Sendable {
         self.completed = completed
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         next(value, state)
         downstream.putNext(value)
     }
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         self.error(error, state)
         downstream.putError(error)
     }
-    override func putCompletion() {
+    func putCompletion() {
         completed(state)
         downstream.putCompletion()
     }

@@ -37,7 +37,7 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
     { signal in
         Signal { subscriber in
             let delivery = _SerialDelivery(downstream: subscriber)
-            let triggerHandle = trigger._start(_TakeUntilTriggerSink<U, F, T, E>(delivery: delivery))
+            let triggerHandle = trigger._start(inline: _TakeUntilTriggerSink<U, F, T, E>(delivery: delivery))
             if delivery.isClosed {
                 return triggerHandle
             }
@@ -50,17 +50,19 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
     }
 }
 
-final class _TakeUntilTriggerSink<U, F, T, E>: _Sink<U, F>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _TakeUntilTriggerSink<U, F, T, E>: _InlineSink {
+    typealias Input = U
+    typealias Failure = F
+
     let delivery: _SerialDelivery<T, E>
 
     init(delivery: _SerialDelivery<T, E>) {
         self.delivery = delivery
     }
 
-    override func putNext(_ value: U) { delivery.putCompletion() }
-    override func putError(_ error: F) {}
-    override func putCompletion() { delivery.putCompletion() }
+    func putNext(_ value: U, from _: _SubscriptionBase) { delivery.putCompletion() }
+    func putError(_ error: F) {}
+    func putCompletion() { delivery.putCompletion() }
 }
 
 // MARK: - takeUntil / takeWhile (predicates)

@@ -32,8 +32,8 @@ public func takeUntilReplacement<T, E>(_ replacement: Signal<T, E>) -> (Signal<T
     { signal in
         Signal { subscriber in
             let state = _ReplacementState<T, E>(downstream: subscriber)
-            let replacementHandle = replacement._start(_ReplacementSink(state: state, isReplacement: true))
-            state.setSource(signal._start(_ReplacementSink(state: state, isReplacement: false)))
+            let replacementHandle = replacement._start(inline: _ReplacementSink(state: state, isReplacement: true))
+            state.setSource(signal._start(inline: _ReplacementSink(state: state, isReplacement: false)))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 replacementHandle.dispose()
                 state?.disposeSource()
@@ -95,8 +95,10 @@ final class _ReplacementState<T, E>: @unchecked Sendable {
     }
 }
 
-final class _ReplacementSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _ReplacementSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _ReplacementState<T, E>
     let isReplacement: Bool
 
@@ -105,7 +107,7 @@ final class _ReplacementSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.isReplacement = isReplacement
     }
 
-    override func putNext(_ value: T) { state.send(.next(value), isReplacement: isReplacement) }
-    override func putError(_ error: E) { state.send(.error(error), isReplacement: isReplacement) }
-    override func putCompletion() { state.send(.completed, isReplacement: isReplacement) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.send(.next(value), isReplacement: isReplacement) }
+    func putError(_ error: E) { state.send(.error(error), isReplacement: isReplacement) }
+    func putCompletion() { state.send(.completed, isReplacement: isReplacement) }
 }

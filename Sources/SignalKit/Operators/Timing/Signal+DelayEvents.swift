@@ -39,7 +39,7 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
     { signal in
         Signal { subscriber in
             let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(_DelayEventsSink(state: state))
+            let upstream = signal._start(inline: _DelayEventsSink(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.cancelAll()
@@ -116,15 +116,17 @@ final class _DelayEventsState<T: Sendable, E: Sendable>: @unchecked Sendable {
     }
 }
 
-final class _DelayEventsSink<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _DelayEventsSink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _DelayEventsState<T, E>
 
     init(state: _DelayEventsState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: T) { state.schedule(.next(value)) }
-    override func putError(_ error: E) { state.putError(error) }
-    override func putCompletion() { state.schedule(.completed) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.schedule(.next(value)) }
+    func putError(_ error: E) { state.putError(error) }
+    func putCompletion() { state.schedule(.completed) }
 }

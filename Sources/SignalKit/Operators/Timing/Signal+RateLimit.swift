@@ -41,7 +41,7 @@ public func throttle<T: Sendable, E>(
     return { signal in
         Signal { subscriber in
             let state = _RateLimitState<T, E>(downstream: subscriber, interval: seconds, queue: queue, latest: latest)
-            let upstream = signal._start(_RateLimitSink(state: state))
+            let upstream = signal._start(inline: _RateLimitSink(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.stop()
@@ -135,17 +135,19 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
 }
 
 /// Feeds the upstream's events into the state.
-final class _RateLimitSink<T: Sendable, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _RateLimitSink<T: Sendable, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _RateLimitState<T, E>
 
     init(state: _RateLimitState<T, E>) {
         self.state = state
     }
 
-    override func putNext(_ value: T) { state.putNext(value) }
-    override func putError(_ error: E) { state.putError(error) }
-    override func putCompletion() { state.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value) }
+    func putError(_ error: E) { state.putError(error) }
+    func putCompletion() { state.putCompletion() }
 }
 
 extension Duration {

@@ -82,7 +82,7 @@ private func _throttle<T, E>(
 ) -> Signal<T, E> {
     Signal { subscriber in
         let state = _ThrottleState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-        let upstream = signal._start(_ThrottleSink(state: state, predicate: predicate))
+        let upstream = signal._start(inline: _ThrottleSink(state: state, predicate: predicate))
         return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
             upstream.dispose()
             state?.stop()
@@ -224,8 +224,10 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
     }
 }
 
-final class _ThrottleSink<T, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable.
+struct _ThrottleSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let state: _ThrottleState<T, E>
     let predicate: (T) -> Bool
 
@@ -234,7 +236,7 @@ final class _ThrottleSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         self.predicate = predicate
     }
 
-    override func putNext(_ value: T) { state.putNext(value, throttled: predicate(value)) }
-    override func putError(_ error: E) { state.putError(error) }
-    override func putCompletion() { state.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value, throttled: predicate(value)) }
+    func putError(_ error: E) { state.putError(error) }
+    func putCompletion() { state.putCompletion() }
 }

@@ -59,7 +59,7 @@ public func timeout<T, E>(
                 },
                 queue: queue
             )
-            current.set(signal._start(_TimeoutSink(downstream: subscriber, timer: timer, target: target)))
+            current.set(signal._start(inline: _TimeoutSink(downstream: subscriber, timer: timer, target: target)))
             target.markArmed()
             timer.start()
             let disposables = DisposableSet()
@@ -72,9 +72,12 @@ public func timeout<T, E>(
 
 /// The source's sink in `timeout`: every event stops the timer, then is
 /// forwarded.
-final class _TimeoutSink<T, E>: _Sink<T, E>, @unchecked Sendable {
+struct _TimeoutSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let timer: Timer
     let target: _TimeoutTarget<T, E>
 
@@ -90,17 +93,17 @@ final class _TimeoutSink<T, E>: _Sink<T, E>, @unchecked Sendable {
         target.sourceSentEvent()
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         stopTimer()
         downstream.putNext(value)
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         stopTimer()
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         stopTimer()
         downstream.putCompletion()
     }

@@ -51,7 +51,7 @@ public func groupBy<T, K: Hashable & Sendable, V, E>(
 ) -> (Signal<T, E>) -> Signal<GroupedSignal<K, V, E>, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_GroupBySink(downstream: subscriber, key: key, transform: transform))
+            signal._start(inline: _GroupBySink(downstream: subscriber, key: key, transform: transform))
         }._derived("groupBy", from: signal)
     }
 }
@@ -73,8 +73,10 @@ public func groupBy<T, K: Hashable & Sendable, E>(
     groupBy(key, transform: { $0 })
 }
 
-final class _GroupBySink<T, K: Hashable & Sendable, V, E>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: the group table is guarded by `_GuardedValue`.
+struct _GroupBySink<T, K: Hashable & Sendable, V, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<GroupedSignal<K, V, E>, E>
     let key: (T) -> K
     let transform: (T) -> V
@@ -86,7 +88,7 @@ final class _GroupBySink<T, K: Hashable & Sendable, V, E>: _Sink<T, E>, @uncheck
         self.transform = transform
     }
 
-    override func putNext(_ value: T) {
+    func putNext(_ value: T, from _: _SubscriptionBase) {
         let groupKey = key(value)
         let (subject, isNew) = groups.withLock { groups -> (Subject<V, E>, Bool) in
             if let existing = groups.table[groupKey] { return (existing, false) }
@@ -101,14 +103,14 @@ final class _GroupBySink<T, K: Hashable & Sendable, V, E>: _Sink<T, E>, @uncheck
         subject.putNext(transform(value))
     }
 
-    override func putError(_ error: E) {
+    func putError(_ error: E) {
         for subject in takeGroups() {
             subject.putError(error)
         }
         downstream.putError(error)
     }
 
-    override func putCompletion() {
+    func putCompletion() {
         for subject in takeGroups() {
             subject.putCompletion()
         }

@@ -20,7 +20,7 @@
 public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     { signal in
         Signal { subscriber in
-            signal._start(_MapErrorSink(downstream: subscriber, transform: f))
+            signal._start(inline: _MapErrorSink(downstream: subscriber, transform: f))
         }._derived("mapError", from: signal)
     }
 }
@@ -41,15 +41,17 @@ public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(_CastErrorSink(downstream: subscriber))
+            signal._start(inline: _CastErrorSink(downstream: subscriber))
         }._derived("castError", from: signal, arguments: "\(E.self)")
     }
 }
 
-final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _MapErrorSink<T, E, R>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
     let downstream: Subscriber<T, R>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let transform: (E) -> R
 
     init(downstream: Subscriber<T, R>, transform: @escaping @Sendable (E) -> R) {
@@ -57,21 +59,23 @@ final class _MapErrorSink<T, E, R>: _Sink<T, E>, @unchecked Sendable {
         self.transform = transform
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: E) { downstream.putError(transform(error)) }
-    override func putCompletion() { downstream.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
+    func putError(_ error: E) { downstream.putError(transform(error)) }
+    func putCompletion() { downstream.putCompletion() }
 }
 
-final class _CastErrorSink<T, E>: _Sink<T, NoError>, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; called serially by the source.
+struct _CastErrorSink<T, E>: _InlineSink {
+    typealias Input = T
+    typealias Failure = NoError
+
     let downstream: Subscriber<T, E>
-    override var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream
     }
 
-    override func putNext(_ value: T) { downstream.putNext(value) }
-    override func putError(_ error: NoError) {}
-    override func putCompletion() { downstream.putCompletion() }
+    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
+    func putError(_ error: NoError) {}
+    func putCompletion() { downstream.putCompletion() }
 }
