@@ -98,7 +98,7 @@ struct AllocationTests {
     @Test func fusedStagesCostOneClosureEachPerSubscription() {
         // `map` and `filter` fuse: each stage after the first adds its stage
         // function's context to a subscription, not a subscription of its own
-        // (a Subscriber, its state and a sink: three allocations).
+        // (a Subscriber and its state, which holds the sink: two allocations).
         let box = Box()
         let source = Signal<Int, NoError> { subscriber in
             subscriber.putNext(1)
@@ -155,6 +155,41 @@ struct AllocationTests {
         #expect(perSend == 0)
     }
 
+    @Test func w6SwitchToLatestPerOuterValue() {
+        let box = Box()
+        let pipe = ValuePipe<Int>()
+        let handle = (pipe.signal() |> mapToSignal { value in
+            Signal<Int, NoError> { subscriber in
+                subscriber.putNext(value)
+                subscriber.putCompletion()
+                return EmptyDisposable
+            }
+        }).start(next: { box.value &+= $0 })
+        let perSend = allocationsPerOperation { sends in
+            for i in 0..<sends { pipe.putNext(i) }
+        }
+        handle.dispose()
+        // The workload's inner signal (object and generator context), then
+        // the inner subscription: its Subscriber and its state, which holds
+        // the switch engine's inner sink in its tail.
+        #expect(perSend == 4)
+    }
+
+    @Test(arguments: operatorRows)
+    func allocationsOneOperatorAddsPerSubscription(_ row: OperatorRow) {
+        let box = Box()
+        let next: @Sendable (Int) -> Void = { box.value &+= $0 }
+        let source = Signal<Int, NoError> { subscriber in
+            subscriber.putNext(1)
+            subscriber.putCompletion()
+            return EmptyDisposable
+        }
+        let applied = row.apply(source)
+        let alone = allocations { source.start(next: next).dispose() }
+        let through = allocations { applied.start(next: next).dispose() }
+        #expect(through - alone == (isOptimized ? row.release : row.debug), "\(row.name)")
+    }
+
     @Test func w7SerialDisposableSet() {
         let box = Box()
         let meta = MetaDisposable()
@@ -168,3 +203,33 @@ struct AllocationTests {
         #expect(perSet == (isOptimized ? 1 : 3))
     }
 }
+
+/// One operator per family that allocates per subscription: what one
+/// subscription through it adds to a subscription of its source. Each
+/// operator sink lives in its subscription's tail, so an operator costs its
+/// upstream subscription (a `Subscriber` and its state) plus what its own
+/// state needs.
+struct OperatorRow: Sendable, CustomStringConvertible {
+    let name: String
+    let release: Int
+    let debug: Int
+    let apply: @Sendable (Signal<Int, NoError>) -> Signal<Int, NoError>
+    var description: String { name }
+}
+
+let operatorRows: [OperatorRow] = [
+    OperatorRow(name: "Transforming: map", release: 4, debug: 4) { $0 |> map { $0 &+ 1 } },
+    OperatorRow(name: "Filtering: skip", release: 2, debug: 2) { $0 |> skip(1) },
+    OperatorRow(name: "Filtering: distinctUntilChanged", release: 6, debug: 6) { $0 |> distinctUntilChanged },
+    OperatorRow(name: "Taking: take", release: 2, debug: 2) { $0 |> take(1) },
+    OperatorRow(name: "Aggregating: reduceLeft", release: 5, debug: 5) { $0 |> reduceLeft(value: 0) { $0 &+ $1 } },
+    OperatorRow(name: "Errors: retry", release: 7, debug: 7) { $0 |> retry(1) },
+    OperatorRow(name: "SideEffects: beforeNext", release: 2, debug: 2) { $0 |> beforeNext { _ in } },
+    OperatorRow(name: "Combining: combineLatest", release: 16, debug: 20) { signal in
+        combineLatest(signal, signal) |> map { $0 &+ $1 }
+    },
+    OperatorRow(name: "Switching: mapToSignal", release: 8, debug: 9) { signal in
+        signal |> mapToSignal { Signal<Int, NoError>.single($0) }
+    },
+    OperatorRow(name: "Flattening: then", release: 8, debug: 8) { $0 |> then(.single(2)) },
+]

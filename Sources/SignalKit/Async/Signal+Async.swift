@@ -107,7 +107,7 @@ extension Signal where T: Sendable, E: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<_AwaitOutcome<T, E>, Never>) in
                 if waiter.install(continuation) {
-                    handle.set(self._start(inline: _AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
+                    handle.set(self._start(_AwaitFirstSink<T, E>(handle: handle, waiter: waiter)))
                 }
             }
         } onCancel: {
@@ -304,7 +304,7 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
 }
 
 /// The subscription behind one `SignalValues` iteration.
-final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked Sendable {
+final class _AsyncValueBuffer<T: Sendable, E: Sendable>: @unchecked Sendable {
     // `@unchecked Sendable`: the mutable fields are in `state`, guarded by
     // `_LockedState`; the rest is immutable or thread-safe.
     fileprivate enum Terminal {
@@ -386,7 +386,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _Sink<T, E>, @unchecked
             switch step {
             case .start:
                 // A pinned sink: the buffer lives as long as the iterator.
-                handle.set(signal._start(inline: _WeakSink(self)))
+                handle.set(signal._start(_WeakSink(self)))
                 continue
             case .value(let value):
                 return value

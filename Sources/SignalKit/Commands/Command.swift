@@ -180,9 +180,9 @@ public final class Command<Input, Output: Sendable, E: Sendable>: Sendable {
         // The command's own subscription comes first: it updates `errors`,
         // `executing` and `enabled` before any other subscriber of the
         // execution sees its terminal event.
-        _ = subject.signal()._start(inline: _CommandExecutionSink(core: core))
+        _ = subject.signal()._start(_CommandExecutionSink(core: core))
         let execution = subject.signal()
-        core.publish(Signal { subscriber in execution._start(inline: _CompleteOnErrorSink(downstream: subscriber)) })
+        core.publish(Signal { subscriber in execution._start(_CompleteOnErrorSink(downstream: subscriber)) })
         subject.subscribe(to: work)
         return execution |> mapError { CommandError.executionFailed($0) }
     }

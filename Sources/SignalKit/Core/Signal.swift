@@ -87,25 +87,16 @@ public final class Signal<T, E>: Sendable {
         )
     }
 
-    /// Starts with a SignalKit-internal sink. Operator sinks are pinned (see
-    /// `_Subscription`): released when the subscriber dies.
+    /// Starts with a SignalKit operator's sink, stored in the subscription's
+    /// tail (see `_InlineSink`): pinned, released when the subscriber dies.
     ///
-    /// `@inlinable` (with `start`) so that the allocations it makes are
-    /// specialised in the caller: unspecialised, each needs a runtime generic
-    /// metadata lookup (about 300 instructions each, a third of a whole
+    /// `@inlinable` (with `start`) so that the allocation it makes is
+    /// specialised in the caller: unspecialised, it needs a runtime generic
+    /// metadata lookup (about 300 instructions, a third of a whole
     /// subscribe-dispose cycle).
     @inlinable
     @inline(__always)
-    func _start(_ sink: _Sink<T, E>) -> _Subscription<T, E> {
-        _run(_Subscription<T, E>.make(sink: sink))
-    }
-
-    /// Starts with a SignalKit-internal sink stored in the subscription's
-    /// tail (see `_InlineSink`): pinned like a sink object, one allocation
-    /// less.
-    @inlinable
-    @inline(__always)
-    func _start<S: _InlineSink & ~Copyable>(inline sink: consuming S) -> _Subscription<T, E>
+    func _start<S: _InlineSink & ~Copyable>(_ sink: consuming S) -> _Subscription<T, E>
     where S.Input == T, S.Failure == E {
         _run(_InlineSinkSubscription<S>.make(sink))
     }

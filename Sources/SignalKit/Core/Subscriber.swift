@@ -44,7 +44,7 @@ public final class Subscriber<T, E>: CustomStringConvertible, Sendable {
         self.init(subscription: _Subscription.make(next: next, error: error, completed: completed))
     }
 
-    /// The subscription, for `_Sink.downstreamSubscription`.
+    /// The subscription, for `_InlineSink.downstreamSubscription`.
     var _subscriptionBase: _SubscriptionBase { subscription.takeUnretainedValue() }
 
     /// Whether this subscription or one downstream of it has ended (see

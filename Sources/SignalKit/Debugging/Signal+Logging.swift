@@ -262,7 +262,7 @@ func _logging<T, E>(
             let number = _logSubscriptionCounter.add(1, ordering: .relaxed).newValue
             if events.contains(.subscribed) { sink.log(.subscribed, prefix, number) }
             let handle = signal._start(
-                inline: _LogSink(downstream: subscriber, prefix: prefix, subscription: number, events: events, sink: sink)
+                _LogSink(downstream: subscriber, prefix: prefix, subscription: number, events: events, sink: sink)
             )
             guard events.contains(.disposed) else { return handle }
             return ActionDisposable {

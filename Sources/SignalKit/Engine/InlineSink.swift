@@ -1,24 +1,30 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-// Operator sinks stored in the subscription's own tail.
+// Operator sinks, stored in the subscription's own tail.
 //
 // An operator sink is pinned: it lives exactly as long as the subscriber
-// (released by whoever wins the flag's release claim once the subscriber
-// died, see Runtime/Subscription.swift). So it needs no object of its own
-// when nothing else references it: `_InlineSinkSubscription` stores it as a
-// struct in the tail words after the C flag and slot, where a sink object's
-// reference would otherwise be, and destroys it in place at exactly the
-// moment that object would have been released. One allocation less per
-// subscription; the release order is unchanged.
+// (destroyed by whoever wins the flag's release claim once the subscriber
+// died, see Runtime/Subscription.swift). A delivery reaches it through the
+// subscriber, which keeps it alive, and nothing else references it. So it
+// needs no object of its own: `_InlineSinkSubscription` stores it as a
+// struct in the tail words after the C flag and slot and destroys it in
+// place. A subscription through an operator is two allocations (the
+// subscriber and the subscription) where a sink object made it three.
 //
-// A sink that another object must reach (a receiver that a state object
-// calls, a sink read again after its `_start` returned) stays a `_Sink`
-// object.
+// What another object must reach (an operator's shared state, a buffer an
+// iterator reads) is a class of its own that the sink holds.
+//
+// Cost per value: one virtual call (`_InlineSinkSubscription.putNext`) and
+// one protocol-witness call into the sink; mark a hot sink's `putNext`
+// `@inline(__always)` so that its body is the witness (measured: a fused
+// `map` chain then costs what it cost with a sink object).
 
 /// An operator sink stored in its subscription's tail (see the file header).
 ///
-/// Its state is in `let`s (mutable state behind a lock or an atomic, as in a
-/// `_Sink`): a delivery borrows it in place. `putNext`, `putError` and
+/// Its state is in `let`s (mutable state behind a lock, an atomic or in a
+/// class of its own): a delivery borrows it in place, from any thread the
+/// source delivers on; the source contract (serial calls) is what makes
+/// that safe, as in SwiftSignalKit. `putNext`, `putError` and
 /// `putCompletion` follow the `Subscriber` grammar and threading; the
 /// terminal calls come after the subscription's terminal transition.
 @usableFromInline
@@ -32,7 +38,13 @@ protocol _InlineSink<Input, Failure>: ~Copyable {
     func putError(_ error: Failure)
     func putCompletion()
 
-    /// As `_Sink.downstreamSubscription`.
+    /// The subscription this sink delivers to, when everything it does is
+    /// for that one downstream subscription (so that once it has ended, the
+    /// sink's upstream work is useless); nil otherwise. Read only by the
+    /// loop operators between iterations (`_SubscriptionBase.hasEnded`),
+    /// never per event. Sinks return the subscription of a `Subscriber` they
+    /// hold in a `let`, which keeps it (and, transitively, its pinned sink)
+    /// alive while the caller holds this sink's subscriber.
     var downstreamSubscription: _SubscriptionBase? { get }
 }
 
@@ -59,7 +71,7 @@ final class _InlineSinkSubscription<S: _InlineSink & ~Copyable>: _Subscription<S
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + (MemoryLayout<S>.size + 7) / 8
         ) { _, _ in
-            _SubscriptionHeader(sink: nil, releasesSinkOnTermination: false)
+            _SubscriptionHeader(releasesSinkOnTermination: false)
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
         subscription.initializeStorage()

@@ -241,7 +241,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
             let sink = _SignalQueueInnerSink(state: self, downstream: downstream, index: index) { state, index, downstream in
                 state.innerCompleted(index, downstream)
             }
-            let handle = signal._start(inline: sink)
+            let handle = signal._start(sink)
             mutex.lock()
             let (toDispose, next) = installLocked(handle, index: index)
             mutex.unlock()
@@ -394,7 +394,7 @@ func _signalQueue<T, EO, R, E>(
         ) { sink, value in
             sink.state.outerNext(sink.transform(value), sink.downstream)
         }
-        state.setOuter(outer._start(inline: sink))
+        state.setOuter(outer._start(sink))
         return state
     }
 }

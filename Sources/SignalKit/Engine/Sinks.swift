@@ -12,7 +12,7 @@ protocol _EventReceiver<Value, Failure>: AnyObject {
     func putCompletion()
     /// The `downstreamSubscription` of a sink forwarding to this receiver:
     /// the one downstream subscription everything the receiver does is for,
-    /// or nil (see `_Sink.downstreamSubscription`).
+    /// or nil (see `_InlineSink.downstreamSubscription`).
     var _forwardedSubscription: _SubscriptionBase? { get }
 }
 
@@ -23,8 +23,7 @@ extension Subscriber: _EventReceiver {
 }
 
 /// Forwards every event unchanged to a receiver (usually a downstream
-/// subscriber), which it holds for its own lifetime. Stored in its
-/// subscription's tail (`_start(inline:)`).
+/// subscriber), which it holds for its own lifetime.
 struct _ForwardSink<Receiver: _EventReceiver>: _InlineSink {
     let downstream: Receiver
     var downstreamSubscription: _SubscriptionBase? { downstream._forwardedSubscription }

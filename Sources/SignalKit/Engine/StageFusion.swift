@@ -3,7 +3,7 @@
 // `map` and `filter` applied to a `map` or `filter` signal fuse with it: the
 // result subscribes the original source once, and each value runs through
 // the stages' functions, which call each other directly, instead of through
-// one subscription per operator (a Subscriber, its state and a sink, then a
+// one subscription per operator (a Subscriber and its state, then a
 // terminated-flag check and a virtual call per value).
 // `source |> map |> filter |> map` costs one subscription where it cost
 // three (W2 in Benchmarks/README.md).
@@ -79,7 +79,7 @@ func _fusedSignal<S, T, E>(source: Signal<S, E>, build: @escaping _SignalStage<S
     Signal(composition: _FusedStages(source: source, build: build)) { subscriber in
         let terminal = subscriber.subscription.takeUnretainedValue().terminationProbe
         let first = build({ subscriber.putNext($0) }, terminal)
-        return source._start(inline: _FusedSink(first: first, downstream: subscriber))
+        return source._start(_FusedSink(first: first, downstream: subscriber))
     }
 }
 

@@ -1,6 +1,7 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-// The typed half of a subscription: delivery to a sink, and the sink classes.
+// The typed half of a subscription: delivery to the user's callbacks or to an
+// operator sink (Engine/InlineSink.swift), and the callbacks' storage.
 // The untyped half (`_SubscriptionBase` in Runtime/Subscription.swift) owns
 // the C flag and slot; this file reaches them only through its guard
 // wrappers (`enterReaderGuard`, `exitReaderGuard`,
@@ -9,26 +10,12 @@
 
 /// The typed part of a subscription: delivery.
 ///
-/// Not final only for `_InlineSinkSubscription` (an operator sink stored in
-/// the tail), which overrides `putNext` and the `inlineSink…` hooks of the
-/// terminal calls; every other member is final.
+/// An instance of this class itself holds the user's callbacks in its tail;
+/// the subclass `_InlineSinkSubscription` holds an operator sink there
+/// instead, and overrides `putNext` and the `inlineSink…` hooks of the
+/// terminal calls. Every other member is final.
 @usableFromInline
 class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
-    /// Allocates and initialises a subscription around an operator's `sink`
-    /// (retained, pinned: released when the subscriber dies).
-    @inlinable
-    static func make(sink: _Sink<T, E>) -> _Subscription<T, E> {
-        let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
-            bufferClass: self,
-            minimumCapacity: _subscriptionTailWords
-        ) { _, _ in
-            _SubscriptionHeader(sink: Unmanaged.passRetained(sink as AnyObject), releasesSinkOnTermination: false)
-        }
-        let subscription = unsafeDowncast(pointer.buffer, to: self)
-        subscription.initializeStorage()
-        return subscription
-    }
-
     /// Allocates and initialises a subscription that keeps the user's
     /// callbacks in its tail (released at termination).
     @inlinable
@@ -41,7 +28,7 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + _callbackWords
         ) { _, _ in
-            _SubscriptionHeader(sink: nil, releasesSinkOnTermination: true)
+            _SubscriptionHeader(releasesSinkOnTermination: true)
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
         subscription.initializeStorage()
@@ -96,43 +83,24 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         _ = UnsafeMutablePointer<(() -> Void)?>(OpaquePointer(words + 32)).move()
     }
 
-    /// The pinned sink object, typed. Call only when `sinkObject` is not nil.
-    ///
-    /// (An optional of it would be a generic type of its own: in this
-    /// unspecialised code, each use costs runtime metadata lookups. So the
-    /// code below tests the untyped `sinkObject` for nil and types it here.)
-    @inline(__always)
-    private final func typed(_ sink: Unmanaged<AnyObject>) -> Unmanaged<_Sink<T, E>> {
-        Unmanaged<_Sink<T, E>>.fromOpaque(sink.toOpaque())
-    }
+    // MARK: Hooks for an operator sink (`_InlineSinkSubscription`)
 
-    override func sinkDownstreamSubscription() -> _SubscriptionBase? {
-        guard let sink = sinkObject else { return nil }
-        return typed(sink)._withUnsafeGuaranteedRef { $0.downstreamSubscription }
-    }
-
-    // MARK: Hooks for an inline sink (`_InlineSinkSubscription`)
-
-    /// Delivers the error to the inline sink, after the terminal transition.
+    /// Delivers the error to the operator sink, after the terminal transition.
     func inlineSinkPutError(_ error: E) {}
-    /// Delivers completion to the inline sink, after the terminal transition.
+    /// Delivers completion to the operator sink, after the terminal transition.
     func inlineSinkPutCompletion() {}
 
     // MARK: Delivery
 
-    /// Overridden by `_InlineSinkSubscription` (one virtual call per value
-    /// instead of a test here and a hook: measured 14 instructions less per
-    /// value through a fused `map`).
+    /// Delivers to the user's callbacks. Overridden by
+    /// `_InlineSinkSubscription`: one virtual call per value, where a test
+    /// here and a hook measured 14 instructions more per value through a
+    /// fused `map`.
     @usableFromInline
     func putNext(_ value: T) {
-        if releasesSinkOnTermination {
-            guard let ticket = enterReaderGuard() else { return }
-            _deliverNext(callbacks.pointee, value)
-            exitReaderGuard(ticket)
-        } else {
-            guard !isTerminated else { return }
-            typed(sinkObject.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.putNext(value) }
-        }
+        guard let ticket = enterReaderGuard() else { return }
+        _deliverNext(callbacks.pointee, value)
+        exitReaderGuard(ticket)
     }
 
     // The terminal calls follow SwiftSignalKit's order: the keep-alive
@@ -154,13 +122,10 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
                 _ = takeKeepAlive()
                 return
             }
-            let sink = sinkObject
             if let keptAlive = takeKeepAlive() {
-                return finishTermination(keepingAlive: keptAlive) {
-                    if let sink { typed(sink)._withUnsafeGuaranteedRef { $0.putError(error) } } else { inlineSinkPutError(error) }
-                }
+                return finishTermination(keepingAlive: keptAlive) { inlineSinkPutError(error) }
             }
-            if let sink { typed(sink)._withUnsafeGuaranteedRef { $0.putError(error) } } else { inlineSinkPutError(error) }
+            inlineSinkPutError(error)
         }
         closeAndDisposeGeneratorDisposable()
     }
@@ -176,13 +141,10 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
                 _ = takeKeepAlive()
                 return
             }
-            let sink = sinkObject
             if let keptAlive = takeKeepAlive() {
-                return finishTermination(keepingAlive: keptAlive) {
-                    if let sink { typed(sink)._withUnsafeGuaranteedRef { $0.putCompletion() } } else { inlineSinkPutCompletion() }
-                }
+                return finishTermination(keepingAlive: keptAlive) { inlineSinkPutCompletion() }
             }
-            if let sink { typed(sink)._withUnsafeGuaranteedRef { $0.putCompletion() } } else { inlineSinkPutCompletion() }
+            inlineSinkPutCompletion()
         }
         closeAndDisposeGeneratorDisposable()
     }
@@ -242,31 +204,8 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
 }
 
 // ---------------------------------------------------------------------------
-// Sinks
+// The user's callbacks
 // ---------------------------------------------------------------------------
-
-/// Receives a subscription's events. Subclasses hold their state in `let`s:
-/// a delivery reaches them through an unretained reference.
-///
-/// `@unchecked Sendable`: a sink is called from whatever thread the source
-/// delivers on; the source contract (serial calls) is what makes that safe,
-/// as in SwiftSignalKit.
-@usableFromInline
-class _Sink<T, E>: @unchecked Sendable {
-    @inlinable init() {}
-    @usableFromInline func putNext(_ value: T) {}
-    @usableFromInline func putError(_ error: E) {}
-    @usableFromInline func putCompletion() {}
-
-    /// The subscription this sink delivers to, when everything it does is
-    /// for that one downstream subscription (so that once it has ended, the
-    /// sink's upstream work is useless); nil otherwise. Read only by the
-    /// loop operators between iterations (`_SubscriptionBase.hasEnded`),
-    /// never per event. Sinks return the subscription of a `Subscriber` they
-    /// hold in a `let`, which keeps it (and, transitively, its pinned sink)
-    /// alive while the caller holds this sink's subscriber.
-    var downstreamSubscription: _SubscriptionBase? { nil }
-}
 
 /// The callbacks of `start(next:error:completed:)` and
 /// `Subscriber(next:error:completed:)`, stored in the subscription's tail

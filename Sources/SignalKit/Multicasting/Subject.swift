@@ -149,7 +149,7 @@ class _SubjectCore<T, E>: @unchecked Sendable {
     /// See `Subject.subscribe(to:)`.
     final func attach(_ source: Signal<T, E>) -> any Disposable {
         if isTerminated { return EmptyDisposable }
-        let handle = source._start(inline: _ForwardSink(downstream: self))
+        let handle = source._start(_ForwardSink(downstream: self))
         let added = feeders.withLock { feeders -> UInt64? in
             // Closed: the subject terminated meanwhile (perhaps through this
             // source).

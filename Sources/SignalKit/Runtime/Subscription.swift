@@ -5,8 +5,7 @@ internal import CSignalRuntime
 // ---------------------------------------------------------------------------
 // The subscription object
 //
-// A subscription is two objects (plus a sink object for the few operators
-// whose sink other objects reference too):
+// A subscription is two objects:
 //
 // * `Subscriber` — what the generator receives. Its lifetime is the source's
 //   hold on the subscription: when the source drops it, its deinit ends the
@@ -31,14 +30,13 @@ internal import CSignalRuntime
 //     go. So the release order is unchanged from when they lived in an
 //     object: terminal callback, generator's disposable (once), keep-alive
 //     objects; the handle outlives the callbacks.
-//   - the sink of a SignalKit operator, "pinned": released when the
-//     subscriber dies, which costs the per-event path nothing (a delivery
-//     comes through the subscriber, which keeps it alive). Either a struct
-//     stored in the subscription's own tail, after the flag and the slot
-//     (`_InlineSink`, in a `_InlineSinkSubscription`: no object of its own),
-//     or, for the sinks that other objects reference too, an object
-//     referenced from the header through an `Unmanaged`, so that a delivery
-//     calls it with no reference counting.
+//   - the sink of a SignalKit operator: a struct stored in the same place
+//     (`_InlineSink`, in the subclass `_InlineSinkSubscription`: no object
+//     of its own either). It is "pinned": destroyed when the subscriber
+//     dies, which costs the per-event path nothing (a delivery comes through
+//     the subscriber, which keeps it alive), by whoever wins the same
+//     release claim (the subscriber's release work, a handle `dispose()`
+//     that finishes it, or the subscription's `deinit`).
 //
 // The generator's disposable is held in the header, its ownership tracked by
 // the C slot: the slot holds a token while the header owns a disposable,
@@ -53,13 +51,9 @@ internal import CSignalRuntime
 /// releases what it still holds.
 @usableFromInline
 struct _SubscriptionHeader {
-    /// An operator's sink object, +1, pinned: released once, by whoever
-    /// wins the flag's release claim after the subscriber died. Nil when the
-    /// tail holds the user's callbacks or an inline operator sink.
-    @usableFromInline let sink: Unmanaged<AnyObject>?
     /// Whether the subscription holds user callbacks in its tail, released
-    /// at termination (else a pinned operator sink, object or inline,
-    /// released when the subscriber dies).
+    /// at termination (else a pinned operator sink, released when the
+    /// subscriber dies: a `_InlineSinkSubscription`).
     @usableFromInline let releasesSinkOnTermination: Bool
     /// The generator's disposable (+1); owned by whoever owns the slot's token.
     @usableFromInline var disposable: Unmanaged<AnyObject>?
@@ -74,8 +68,7 @@ struct _SubscriptionHeader {
     @usableFromInline var sourceOwner: Unmanaged<AnyObject>?
 
     @inlinable
-    init(sink: Unmanaged<AnyObject>?, releasesSinkOnTermination: Bool) {
-        self.sink = sink
+    init(releasesSinkOnTermination: Bool) {
         self.releasesSinkOnTermination = releasesSinkOnTermination
         self.disposable = nil
         self.keepAlive = nil
@@ -122,8 +115,8 @@ private var _emptyToken: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPa
 /// disposal. Also the handle returned by `Signal.start`.
 ///
 /// `@unchecked Sendable`: the mutable header fields are guarded by the C flag
-/// (its spinlock for `keepAlive`, its release claim for `sink` and the tail's
-/// callbacks) and by the C slot's token (for `disposable`).
+/// (its spinlock for `keepAlive`, its release claim for the tail's callbacks
+/// or operator sink) and by the C slot's token (for `disposable`).
 ///
 /// Instances have no stored properties: the header and the tail are
 /// allocated by `ManagedBufferPointer(bufferClass:)` (see `_Subscription.make`)
@@ -184,13 +177,6 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0 + _subscriptionTailWords) }
     }
 
-    /// The pinned operator sink object; nil for user callbacks and inline
-    /// sinks.
-    @inline(__always)
-    final var sinkObject: Unmanaged<AnyObject>? {
-        headerField(\.sink).pointee
-    }
-
     /// Initialises the tail. Called once, right after allocation.
     @usableFromInline
     final func initializeStorage() {
@@ -203,9 +189,9 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     }
 
     deinit {
-        // No reader can exist any more: claim the sink if nobody did (user
-        // callbacks were claimed by `_Subscription`'s deinit, which ran first).
-        if csr_flag_claim_release_unguarded(flag) { releaseSink() }
+        // The tail's callbacks or operator sink were released by now: the
+        // subclass's deinit, which ran first and knows their type, claimed
+        // them if nobody had.
         if csr_flag_load(flag) & _countedBit != 0 { _LiveObjects.subscriptionDestroyed() }
         // Release (never dispose) what the header still holds, in
         // SwiftSignalKit's order: the generator's disposable, then the
@@ -224,7 +210,7 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     /// Whether this subscription, or one downstream of it, has ended
     /// (terminated, disposed, or released by its source): the chain of
     /// SignalKit operator sinks is followed through
-    /// `_Sink.downstreamSubscription` up to the user's callbacks, or up to a
+    /// `_InlineSink.downstreamSubscription` up to the user's callbacks, or up to a
     /// sink that does not tell. One acquire load per link.
     ///
     /// The loop operators (`restart`, `retry`, `then`, `feedbackLoop`, …)
@@ -431,14 +417,12 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         csr_flag_terminate(flag)
     }
 
-    /// Releases the sink object, or destroys the user callbacks or the
-    /// inline sink in the tail. Call only after winning a release claim.
+    /// Destroys the user callbacks or the operator sink in the tail. Call
+    /// only after winning a release claim.
     @inline(never)
     final func releaseSink() {
         if releasesSinkOnTermination {
             destroyCallbacks()
-        } else if let sink = sinkObject {
-            sink.release()
         } else {
             destroyInlineSink()
         }

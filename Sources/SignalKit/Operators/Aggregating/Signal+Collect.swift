@@ -21,7 +21,7 @@
 /// - Disposal: returns the upstream handle.
 public func collect<T, E>(_ signal: Signal<T, E>) -> Signal<[T], E> {
     Signal { subscriber in
-        signal._start(inline: _CollectSink(downstream: subscriber))
+        signal._start(_CollectSink(downstream: subscriber))
     }._derived("collect", from: signal)
 }
 

@@ -49,7 +49,7 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
     { signal in
         Signal { subscriber in
             signal._start(
-                inline: _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
+                _ReduceLeftSink(downstream: subscriber, seed: value, combine: { accumulator, next, _ in f(accumulator, next) })
             )
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
@@ -76,7 +76,7 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
 public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
+            signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
 }
@@ -120,7 +120,7 @@ public func reduceLeft<T: Sendable, E>(
         Signal { subscriber in
             let control = _ReduceGeneratorControl()
             let state = _ReduceGeneratorState(downstream: subscriber, seed: value, generator: generator, control: control)
-            control.upstream.set(signal._start(inline: _ReduceGeneratorUpstreamSink(state: state)))
+            control.upstream.set(signal._start(_ReduceGeneratorUpstreamSink(state: state)))
             return control
         }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
     }
@@ -325,7 +325,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
                 return state.current
             }
             let step = generator(accumulator, value)
-            control.currentGenerator.set(step._start(inline: _ReduceGeneratorSink(state: self)))
+            control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
             var next: T?
             var result: T?
             var continues = false

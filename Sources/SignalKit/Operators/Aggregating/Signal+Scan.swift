@@ -114,7 +114,7 @@ public func aggregate<T, A: Sendable, E>(
     { signal in
         Signal { subscriber in
             signal._start(
-                inline: _ScanSink(downstream: subscriber, start: startFactory(), emitsEachStep: false) { accumulator, value, _ in
+                _ScanSink(downstream: subscriber, start: startFactory(), emitsEachStep: false) { accumulator, value, _ in
                     reduce(accumulator, value)
                 }
             )
@@ -132,7 +132,7 @@ func _scanOperator<T, A: Sendable, E>(
 ) -> (Signal<T, E>) -> Signal<A, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _ScanSink(downstream: subscriber, start: start, emitsEachStep: emitsEachStep, reduce: reduce))
+            signal._start(_ScanSink(downstream: subscriber, start: start, emitsEachStep: emitsEachStep, reduce: reduce))
         }._derived(name, from: signal, arguments: _debugArgument(start))
     }
 }

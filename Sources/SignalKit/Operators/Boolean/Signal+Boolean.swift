@@ -27,7 +27,7 @@ import Synchronization
 ///   first value disposes the upstream.
 public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
     Signal { subscriber in
-        signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: true, predicate: { _ in true }))
+        signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: { _ in true }))
     }._derived("any", from: signal)
 }
 
@@ -48,7 +48,7 @@ public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
 public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
+            signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
         }._derived("any", from: signal)
     }
 }
@@ -71,7 +71,7 @@ public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Sign
 public func all<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
+            signal._start(_QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
         }._derived("all", from: signal)
     }
 }

@@ -222,7 +222,7 @@ final class _CombineLatestState<R, E: Sendable>: @unchecked Sendable {
         let sink = _CombineLatestSink(state: self, slot: slot) { state, slot, value in
             state.putNext(value, into: slot)
         }
-        return source._start(inline: sink)
+        return source._start(sink)
     }
 
     @inlinable

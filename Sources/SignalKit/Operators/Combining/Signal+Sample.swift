@@ -30,8 +30,8 @@ public func sample<T: Sendable, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>)
     { signal in
         Signal { subscriber in
             let state = _SampleState<T, E>(downstream: subscriber)
-            let source = signal._start(inline: _SampleSourceSink(state: state))
-            let ticks = sampler._start(inline: _SampleTickSink<U, T, E>(state: state))
+            let source = signal._start(_SampleSourceSink(state: state))
+            let ticks = sampler._start(_SampleTickSink<U, T, E>(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 source.dispose()
                 ticks.dispose()

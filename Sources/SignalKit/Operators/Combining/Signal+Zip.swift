@@ -124,7 +124,7 @@ final class _ZipState<R, E>: @unchecked Sendable {
     /// Subscribes one input, storing its values into `slot`; returns its
     /// handle.
     func subscribe<T>(_ signal: Signal<T, E>, into slot: _ZipSlot<T>) -> _SubscriptionBase {
-        signal._start(inline: _ZipSink(state: self, slot: slot))
+        signal._start(_ZipSink(state: self, slot: slot))
     }
 
     func putNext<T>(_ value: T, into slot: _ZipSlot<T>) {

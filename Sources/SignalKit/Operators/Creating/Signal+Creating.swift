@@ -105,6 +105,6 @@ final class _SequenceRun<I: IteratorProtocol & SendableMetatype, E>: Disposable,
 ///   `deferred { … |> then(deferred { … }) }` loops run in constant stack.
 public func deferred<T, E>(_ generator: @escaping @Sendable () -> Signal<T, E>) -> Signal<T, E> {
     Signal(composition: _DeferredComposition(factory: generator)) { subscriber in
-        generator()._start(inline: _ForwardSink(downstream: subscriber))
+        generator()._start(_ForwardSink(downstream: subscriber))
     }._combined("deferred", inputs: [])
 }

@@ -29,7 +29,7 @@ import Dispatch
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DeliverOnQueueSink(downstream: subscriber, queue: queue))
+            signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
         }._derived("deliverOn", from: signal)
     }
 }
@@ -80,7 +80,7 @@ public func deliverOnMainQueue<T: Sendable, E: Sendable>(_ signal: Signal<T, E>)
 public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
+            signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
         }._derived("deliverOn", from: signal)
     }
 }
@@ -111,11 +111,11 @@ public func runOn<T, E>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
             if queue.isCurrent() {
-                return signal._start(inline: _ForwardSink(downstream: subscriber))
+                return signal._start(_ForwardSink(downstream: subscriber))
             }
             let pending = _PendingSubscription()
             queue.async {
-                pending.start { signal._start(inline: _ForwardSink(downstream: subscriber)) }
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
             return pending
         }._derived("runOn", from: signal)
@@ -148,7 +148,7 @@ public func runOn<T, E>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T,
             let pending = _PendingSubscription()
             let task = ThreadPoolTask { state in
                 guard !state.cancelled.with({ $0 }) else { return }
-                pending.start { signal._start(inline: _ForwardSink(downstream: subscriber)) }
+                pending.start { signal._start(_ForwardSink(downstream: subscriber)) }
             }
             // The pending subscription holds the task's cancellation until the
             // subscription replaces it (or disposal runs it): that releases

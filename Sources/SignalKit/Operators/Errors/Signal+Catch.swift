@@ -31,7 +31,7 @@ public func `catch`<T, E, R>(_ f: @escaping @Sendable (E) -> Signal<T, R>) -> (S
     { signal in
         Signal { subscriber in
             let disposables = DisposableSet()
-            disposables.add(signal._start(inline: _CatchSink(downstream: subscriber, handler: f, disposables: disposables)))
+            disposables.add(signal._start(_CatchSink(downstream: subscriber, handler: f, disposables: disposables)))
             return disposables
         }._derived("catch", from: signal)
     }
@@ -55,7 +55,7 @@ struct _CatchSink<T, E, R>: _InlineSink {
     func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 
     func putError(_ error: E) {
-        disposables.add(handler(error)._start(inline: _ForwardSink(downstream: downstream)))
+        disposables.add(handler(error)._start(_ForwardSink(downstream: downstream)))
     }
 
     func putCompletion() { downstream.putCompletion() }

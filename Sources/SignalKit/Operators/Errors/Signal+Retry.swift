@@ -167,7 +167,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
             return (state.nextStep, signal)
         }
         guard let (step, signal) = next else { return }
-        install(signal._start(inline: _RetrySink(run: self, downstream: downstream)), step: step)
+        install(signal._start(_RetrySink(run: self, downstream: downstream)), step: step)
     }
 
     /// Counts a retry; returns its delay, or nil when `maxRetries` is reached.

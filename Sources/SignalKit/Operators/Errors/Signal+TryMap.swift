@@ -32,7 +32,7 @@ import Synchronization
 public func tryMap<T, R, E: Error>(_ transform: @escaping @Sendable (T) throws(E) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
+            signal._start(_TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
         }._derived("tryMap", from: signal)
     }
 }
@@ -64,7 +64,7 @@ public func tryMap<T, R, E>(
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError))
+            signal._start(_TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError))
         }._derived("tryMap", from: signal)
     }
 }

@@ -28,7 +28,7 @@
 /// - Disposal: returns the upstream handle.
 public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     Signal { subscriber in
-        signal._start(inline: _DematerializeSink(downstream: subscriber))
+        signal._start(_DematerializeSink(downstream: subscriber))
     }._derived("dematerialize", from: signal)
 }
 
@@ -50,7 +50,7 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 /// - Disposal: returns the upstream handle.
 public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(inline: _MaterializeSink(downstream: subscriber))
+        signal._start(_MaterializeSink(downstream: subscriber))
     }._derived("materialize", from: signal)
 }
 
@@ -151,7 +151,7 @@ extension SignalEvent {
 /// - Disposal: returns the upstream handle.
 public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
     Signal { subscriber in
-        signal._start(inline: _DematerializeSink(downstream: subscriber))
+        signal._start(_DematerializeSink(downstream: subscriber))
     }._derived("materialize", from: signal)
 }
 
@@ -172,6 +172,6 @@ public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEven
 /// - Disposal: returns the upstream handle.
 public func dematerializeEvents<T, E>(_ signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(inline: _MaterializeSink(downstream: subscriber))
+        signal._start(_MaterializeSink(downstream: subscriber))
     }._derived("dematerialize", from: signal)
 }

@@ -55,7 +55,7 @@ public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>)
 /// - Disposal: returns the upstream handle.
 public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(inline: _DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
+        signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: ==))
     }._derived("distinctUntilChanged", from: signal)
 }
 
@@ -81,7 +81,7 @@ public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: S
 public func distinctUntilChanged<T, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
+            signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
         }._derived("distinctUntilChanged", from: signal)
     }
 }
@@ -144,7 +144,7 @@ final class _DistinctUntilChangedState<T>: @unchecked Sendable {
 /// - Disposal: disposes the source.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
     Signal { subscriber in
-        signal._start(inline: _IgnoreValuesSink(downstream: subscriber))
+        signal._start(_IgnoreValuesSink(downstream: subscriber))
     }._derived("ignoreValues", from: signal)
 }
 
@@ -175,11 +175,11 @@ public func skip<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         guard count > 0 else {
             return Signal { subscriber in
-                signal._start(inline: _ForwardSink(downstream: subscriber))
+                signal._start(_ForwardSink(downstream: subscriber))
             }._derived("skip", from: signal, arguments: "\(count)")
         }
         return Signal { subscriber in
-            signal._start(inline: _SkipSink(downstream: subscriber, count: count))
+            signal._start(_SkipSink(downstream: subscriber, count: count))
         }._derived("skip", from: signal, arguments: "\(count)")
     }
 }
@@ -224,7 +224,7 @@ struct _SkipSink<T, E>: _PassThroughSink, ~Copyable {
 public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _SkipWhileSink(downstream: subscriber, skips: predicate))
+            signal._start(_SkipWhileSink(downstream: subscriber, skips: predicate))
         }._derived("skipWhileBlock", from: signal)
     }
 }
@@ -246,7 +246,7 @@ public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 public func skipUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
+            signal._start(_SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
         }._derived("skipUntilBlock", from: signal)
     }
 }

@@ -208,7 +208,7 @@ public func flattenMap<T, R, E>(
 func _flatten<S, T, E>(_ outer: Signal<S, E>, limit: Int, transform: @escaping @Sendable (S) -> Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
         let state = _FlattenState<T, E>(downstream: subscriber, limit: limit)
-        state.setOuter(outer._start(inline: _FlattenOuterSink(state: state, transform: transform)))
+        state.setOuter(outer._start(_FlattenOuterSink(state: state, transform: transform)))
         return _WeakDisposable(state)
     }
 }
@@ -311,7 +311,7 @@ final class _FlattenState<T, E>: Disposable, @unchecked Sendable {
                 return nil
             }
             guard let (signal, number) = next else { return }
-            let handle = signal._start(inline: _FlattenInnerSink(state: self, number: number))
+            let handle = signal._start(_FlattenInnerSink(state: self, number: number))
             let disposeNow = mutex.withLock { () -> Bool in
                 if endedEarly.remove(number) != nil { return false }
                 if disposed { return true }

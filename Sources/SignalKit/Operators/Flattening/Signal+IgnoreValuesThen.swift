@@ -36,7 +36,7 @@
 public func ignoreValuesThen<T, R, E>(_ next: @escaping @Sendable () -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         let silent = Signal<R, E> { subscriber in
-            signal._start(inline: _DropValuesSink<T, R, E>(downstream: subscriber))
+            signal._start(_DropValuesSink<T, R, E>(downstream: subscriber))
         }
         return (silent |> then(deferred(next)))._derived("ignoreValuesThen", from: signal)
     }

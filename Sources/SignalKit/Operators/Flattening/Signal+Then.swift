@@ -79,7 +79,7 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
 
     /// Subscribes the next segment. Call only when not exhausted.
     func subscribeNext(_ downstream: Subscriber<T, E>) -> any Disposable {
-        nextSegment()._start(inline: _ThenSink(run: self, downstream: downstream))
+        nextSegment()._start(_ThenSink(run: self, downstream: downstream))
     }
 
     /// Pops the next segment, splicing `then` chains and calling `deferred`

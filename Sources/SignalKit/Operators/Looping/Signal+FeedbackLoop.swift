@@ -115,7 +115,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
                 downstream.putCompletion()
                 return
             }
-            control.current.set(signal._start(inline: _FeedbackLoopSink(loop: self)))
+            control.current.set(signal._start(_FeedbackLoopSink(loop: self)))
             guard gate.withLock({ $0.takeTurn() }) else { return }
         }
     }

@@ -150,7 +150,7 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
 
     func subscribe(_ downstream: Subscriber<T, R>) -> any Disposable {
         guard let signal = mutex.withLock({ signal }) else { return EmptyDisposable }
-        return signal._start(inline: _RestartSink(run: self, downstream: downstream))
+        return signal._start(_RestartSink(run: self, downstream: downstream))
     }
 
     override func didDispose() {

@@ -29,7 +29,7 @@
 public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _BeforeNextSink(downstream: subscriber, action: f))
+            signal._start(_BeforeNextSink(downstream: subscriber, action: f))
         }._derived("beforeNext", from: signal)
     }
 }
@@ -56,7 +56,7 @@ public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T,
 public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _AfterNextSink(downstream: subscriber, action: f))
+            signal._start(_AfterNextSink(downstream: subscriber, action: f))
         }._derived("afterNext", from: signal)
     }
 }
@@ -79,7 +79,7 @@ public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<
     { signal in
         Signal { subscriber in
             f()
-            return signal._start(inline: _ForwardSink(downstream: subscriber))
+            return signal._start(_ForwardSink(downstream: subscriber))
         }._derived("beforeStarted", from: signal)
     }
 }
@@ -101,7 +101,7 @@ public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<
 public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _BeforeCompletedSink(downstream: subscriber, action: f))
+            signal._start(_BeforeCompletedSink(downstream: subscriber, action: f))
         }._derived("beforeCompleted", from: signal)
     }
 }
@@ -129,7 +129,7 @@ public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signa
 public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _AfterCompletedSink(downstream: subscriber, action: f))
+            signal._start(_AfterCompletedSink(downstream: subscriber, action: f))
         }._derived("afterCompleted", from: signal)
     }
 }
@@ -159,7 +159,7 @@ public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<
     { signal in
         Signal { subscriber in
             let disposables = DisposableSet()
-            disposables.add(signal._start(inline: _ForwardSink(downstream: subscriber)))
+            disposables.add(signal._start(_ForwardSink(downstream: subscriber)))
             disposables.add(ActionDisposable { _ = f() })
             return disposables
         }._derived("afterDisposed", from: signal)

@@ -26,7 +26,7 @@
 public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
+            signal._start(_DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
         }._derived("doNext", from: signal)
     }
 }
@@ -47,7 +47,7 @@ public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>)
 public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
         }._derived("doError", from: signal)
     }
 }
@@ -69,7 +69,7 @@ public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>
 public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
         }._derived("doCompleted", from: signal)
     }
 }
@@ -91,7 +91,7 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
     { signal in
         Signal { subscriber in
             f()
-            return signal._start(inline: _ForwardSink(downstream: subscriber))
+            return signal._start(_ForwardSink(downstream: subscriber))
         }._derived("initially", from: signal)
     }
 }
@@ -117,7 +117,7 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
 public func finally<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
+            signal._start(_DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
         }._derived("finally", from: signal)
     }
 }

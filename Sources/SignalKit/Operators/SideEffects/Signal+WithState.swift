@@ -46,7 +46,7 @@ public func withState<T, E, S: Sendable>(
     Signal { subscriber in
         let state = initialState()
         let upstream = signal._start(
-            inline: _WithStateSink(downstream: subscriber, state: state, next: next, error: error, completed: completed)
+            _WithStateSink(downstream: subscriber, state: state, next: next, error: error, completed: completed)
         )
         return ActionDisposable {
             upstream.dispose()

@@ -30,7 +30,7 @@ import Synchronization
 public func firstOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+            signal._start(_FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
         }._derived("firstOrDefault", from: signal, arguments: _debugArgument(defaultValue))
     }
 }
@@ -82,7 +82,7 @@ struct _FirstOrDefaultSink<T, E>: _PassThroughSink, ~Copyable {
 public func lastOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
+            signal._start(_LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
         }._derived("lastOrDefault", from: signal, arguments: _debugArgument(defaultValue))
     }
 }

@@ -51,7 +51,7 @@ extension SignalTakeAction: Sendable {}
 public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TakeSink(downstream: subscriber, limit: count))
+            signal._start(_TakeSink(downstream: subscriber, limit: count))
         }._derived("take", from: signal, arguments: "\(count)")
     }
 }
@@ -81,7 +81,7 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TakeUntilSink(downstream: subscriber, until: until))
+            signal._start(_TakeUntilSink(downstream: subscriber, until: until))
         }._derived("take(until:)", from: signal)
     }
 }

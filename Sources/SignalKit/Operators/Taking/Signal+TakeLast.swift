@@ -26,7 +26,7 @@ import Synchronization
 /// - Disposal: returns the upstream handle.
 public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
     Signal { subscriber in
-        signal._start(inline: _TakeLastSink(downstream: subscriber))
+        signal._start(_TakeLastSink(downstream: subscriber))
     }._derived("takeLast", from: signal)
 }
 
@@ -48,7 +48,7 @@ public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 /// - Disposal: returns the upstream handle.
 public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
     Signal { subscriber in
-        signal._start(inline: _LastSink(downstream: subscriber))
+        signal._start(_LastSink(downstream: subscriber))
     }._derived("last", from: signal)
 }
 
@@ -132,7 +132,7 @@ final class _LastValueState<T>: @unchecked Sendable {
 public func takeLast<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TakeLastCountSink(downstream: subscriber, count: max(0, count)))
+            signal._start(_TakeLastCountSink(downstream: subscriber, count: max(0, count)))
         }._derived("takeLast", from: signal, arguments: "\(count)")
     }
 }

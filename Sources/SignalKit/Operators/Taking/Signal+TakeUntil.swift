@@ -37,11 +37,11 @@ public func takeUntil<T, E, U, F>(_ trigger: Signal<U, F>) -> (Signal<T, E>) -> 
     { signal in
         Signal { subscriber in
             let delivery = _SerialDelivery(downstream: subscriber)
-            let triggerHandle = trigger._start(inline: _TakeUntilTriggerSink<U, F, T, E>(delivery: delivery))
+            let triggerHandle = trigger._start(_TakeUntilTriggerSink<U, F, T, E>(delivery: delivery))
             if delivery.isClosed {
                 return triggerHandle
             }
-            let source = signal._start(inline: _ForwardSink(downstream: delivery))
+            let source = signal._start(_ForwardSink(downstream: delivery))
             return ActionDisposable {
                 triggerHandle.dispose()
                 source.dispose()
@@ -84,7 +84,7 @@ struct _TakeUntilTriggerSink<U, F, T, E>: _InlineSink {
 public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
+            signal._start(_TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
         }._derived("takeUntilBlock", from: signal)
     }
 }
@@ -106,7 +106,7 @@ public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 public func takeWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _TakeWhileSink(downstream: subscriber, passes: predicate))
+            signal._start(_TakeWhileSink(downstream: subscriber, passes: predicate))
         }._derived("takeWhileBlock", from: signal)
     }
 }

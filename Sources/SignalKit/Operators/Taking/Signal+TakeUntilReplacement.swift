@@ -32,8 +32,8 @@ public func takeUntilReplacement<T, E>(_ replacement: Signal<T, E>) -> (Signal<T
     { signal in
         Signal { subscriber in
             let state = _ReplacementState<T, E>(downstream: subscriber)
-            let replacementHandle = replacement._start(inline: _ReplacementSink(state: state, isReplacement: true))
-            state.setSource(signal._start(inline: _ReplacementSink(state: state, isReplacement: false)))
+            let replacementHandle = replacement._start(_ReplacementSink(state: state, isReplacement: true))
+            state.setSource(signal._start(_ReplacementSink(state: state, isReplacement: false)))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 replacementHandle.dispose()
                 state?.disposeSource()

@@ -39,7 +39,7 @@ public func bufferWithTime<T: Sendable, E>(_ interval: Double, queue: Queue) -> 
     return { signal in
         Signal { subscriber in
             let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(inline: _ForwardSink(downstream: state))
+            let upstream = signal._start(_ForwardSink(downstream: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.stop()

@@ -174,7 +174,7 @@ final class _DelayedSubscription<T, E>: Disposable, @unchecked Sendable {
         finished?.invalidate()
         withExtendedLifetime(finished) {}
         guard !disposed, let (signal, subscriber) = taken else { return }
-        upstream.set(signal._start(inline: _ForwardSink(downstream: subscriber)))
+        upstream.set(signal._start(_ForwardSink(downstream: subscriber)))
     }
 
     func dispose() {

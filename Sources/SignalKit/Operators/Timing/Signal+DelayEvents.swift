@@ -39,7 +39,7 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
     { signal in
         Signal { subscriber in
             let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(inline: _DelayEventsSink(state: state))
+            let upstream = signal._start(_DelayEventsSink(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.cancelAll()

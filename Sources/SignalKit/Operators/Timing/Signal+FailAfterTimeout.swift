@@ -45,7 +45,7 @@ public func failAfterTimeout<T, E: Sendable>(_ timeout: Double, queue: Queue, er
             let timer = queue.cancellableAfter(timeout) {
                 delivery.putError(error)
             }
-            let source = signal._start(inline: _ForwardSink(downstream: delivery))
+            let source = signal._start(_ForwardSink(downstream: delivery))
             return ActionDisposable {
                 timer.dispose()
                 source.dispose()

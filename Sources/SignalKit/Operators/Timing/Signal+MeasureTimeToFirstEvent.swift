@@ -27,7 +27,7 @@ public func debug_measureTimeToFirstEvent<T, E>(label: String) -> (Signal<T, E>)
     { signal in
         let probe = _FirstEventProbe(label: label)
         return Signal { subscriber in
-            signal._start(inline: _MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
+            signal._start(_MeasureFirstEventSink(downstream: subscriber, probe: probe, startTime: _monotonicSeconds()))
         }._derived("debug_measureTimeToFirstEvent", from: signal, arguments: label)
     }
 }

@@ -41,7 +41,7 @@ public func throttle<T: Sendable, E>(
     return { signal in
         Signal { subscriber in
             let state = _RateLimitState<T, E>(downstream: subscriber, interval: seconds, queue: queue, latest: latest)
-            let upstream = signal._start(inline: _RateLimitSink(state: state))
+            let upstream = signal._start(_RateLimitSink(state: state))
             return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
                 upstream.dispose()
                 state?.stop()

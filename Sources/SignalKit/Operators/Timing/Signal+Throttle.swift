@@ -82,7 +82,7 @@ private func _throttle<T, E>(
 ) -> Signal<T, E> {
     Signal { subscriber in
         let state = _ThrottleState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-        let upstream = signal._start(inline: _ThrottleSink(state: state, predicate: predicate))
+        let upstream = signal._start(_ThrottleSink(state: state, predicate: predicate))
         return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
             upstream.dispose()
             state?.stop()

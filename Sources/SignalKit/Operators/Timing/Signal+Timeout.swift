@@ -55,11 +55,11 @@ public func timeout<T, E>(
                 repeat: false,
                 completion: {
                     guard let subscriber = target.takeForFiring() else { return }
-                    current.set(alternate._start(inline: _ForwardSink(downstream: subscriber)))
+                    current.set(alternate._start(_ForwardSink(downstream: subscriber)))
                 },
                 queue: queue
             )
-            current.set(signal._start(inline: _TimeoutSink(downstream: subscriber, timer: timer, target: target)))
+            current.set(signal._start(_TimeoutSink(downstream: subscriber, timer: timer, target: target)))
             target.markArmed()
             timer.start()
             let disposables = DisposableSet()

@@ -25,7 +25,7 @@ public func combinePrevious<T: Sendable, R, E>(
 ) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
+            signal._start(_CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
         }._derived("combinePrevious", from: signal, arguments: _debugArgument(start))
     }
 }

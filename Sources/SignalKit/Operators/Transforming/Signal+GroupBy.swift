@@ -51,7 +51,7 @@ public func groupBy<T, K: Hashable & Sendable, V, E>(
 ) -> (Signal<T, E>) -> Signal<GroupedSignal<K, V, E>, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _GroupBySink(downstream: subscriber, key: key, transform: transform))
+            signal._start(_GroupBySink(downstream: subscriber, key: key, transform: transform))
         }._derived("groupBy", from: signal)
     }
 }

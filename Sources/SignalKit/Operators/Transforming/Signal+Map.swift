@@ -54,7 +54,7 @@ public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) ->
 public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _OptionalMapSink(downstream: subscriber, transform: f))
+            signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
         }._derived("flatMap", from: signal)
     }
 }

@@ -20,7 +20,7 @@
 public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _MapErrorSink(downstream: subscriber, transform: f))
+            signal._start(_MapErrorSink(downstream: subscriber, transform: f))
         }._derived("mapError", from: signal)
     }
 }
@@ -41,7 +41,7 @@ public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
     { signal in
         Signal { subscriber in
-            signal._start(inline: _CastErrorSink(downstream: subscriber))
+            signal._start(_CastErrorSink(downstream: subscriber))
         }._derived("castError", from: signal, arguments: "\(E.self)")
     }
 }

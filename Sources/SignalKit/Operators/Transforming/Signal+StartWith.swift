@@ -24,7 +24,7 @@ public func startWith<T: Sendable, E>(_ value: T) -> (Signal<T, E>) -> Signal<T,
     { signal in
         Signal { subscriber in
             subscriber.putNext(value)
-            return signal._start(inline: _ForwardSink(downstream: subscriber))
+            return signal._start(_ForwardSink(downstream: subscriber))
         }._derived("startWith", from: signal, arguments: _debugArgument(value))
     }
 }
