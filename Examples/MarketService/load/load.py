@@ -2,10 +2,11 @@
 # This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 """Load client and checker for market-server (loopback only).
 
-Connects CLIENTS WebSocket clients, each to PER_CLIENT instruments, for
-DURATION seconds, then drops half of them abruptly (the socket is aborted,
-no closing handshake) and checks that the server's live subscriptions fall
-to the remaining clients' within 1 s; then closes the rest.
+Connects CLIENTS WebSocket clients, each to PER_CLIENT instruments, waits
+WARMUP seconds, measures for DURATION seconds, then drops half of them
+abruptly (the socket is aborted, no closing handshake) and checks that the
+server's live subscriptions fall to the remaining clients' within 1 s; then
+closes the rest.
 
 Checks, per client: every update has exactly its instruments, in the order it
 asked; each instrument's sequence numbers never go back; the gap between two
@@ -13,7 +14,11 @@ updates is at most the rate limit plus TOLERANCE_MS (while the feed runs, an
 instrument of 100 ticking at 10,000/s changes every 10 ms, so every window
 has something to send). Measures the tick-to-client latency (receive time
 minus the newest tick's feed timestamp, both CLOCK_MONOTONIC) and the
-updates received per second.
+updates received per second. Around its measuring window it resets and then
+reads the server's own latency by stage (`POST /latency/reset`,
+`GET /latency`: tick age when the rate limit sends an update, before and
+after the WebSocket write, the hand-off between the two, how late windows
+end), reported as "server_latency_us".
 
 Prints one JSON line with the figures; exits 1 if a check failed.
 
@@ -39,6 +44,21 @@ def try_stats(port):
     """The server's stats, or None if it does not answer within 0.5 s (overloaded)."""
     try:
         return stats(port, timeout=0.5)
+    except Exception:
+        return None
+
+
+def server_latency(port, reset=False):
+    """Resets (POST /latency/reset) or reads (GET /latency) the server's
+    latency by stage; None if the server does not answer (not part of the
+    checks)."""
+    try:
+        if reset:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/latency/reset", data=b"", method="POST")
+        else:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/latency")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return None if reset else json.loads(response.read().decode())
     except Exception:
         return None
 
@@ -126,6 +146,7 @@ async def main():
     parser.add_argument("--duration", type=float, default=10)
     parser.add_argument("--rate-limit-ms", type=float, default=50)
     parser.add_argument("--tolerance-ms", type=float, default=1000)
+    parser.add_argument("--warmup", type=float, default=1.0)
     options = parser.parse_args()
 
     generator = random.Random(42)
@@ -146,7 +167,15 @@ async def main():
         await asyncio.sleep(0.05)
     connected = try_stats(options.port)
     # Measure from a clean start: the first updates of each client are the
-    # connection's, not the steady state's.
+    # connection's, not the steady state's. This client also needs a moment
+    # to catch up with the updates that queued while it connected (measured:
+    # without the wait, every client's updates of the window's first tens of
+    # ms arrived up to 100-200 ms late, 1-1.5 % of the samples: that alone
+    # set p99 and p99.9).
+    await asyncio.sleep(options.warmup)
+    # (The server's figures over the same window; off the event loop, so
+    # the requests do not hold up the clients' messages.)
+    await asyncio.to_thread(server_latency, options.port, True)
     for client in clients:
         client.updates, client.latencies, client.max_gap_ms, client.last_arrival = 0, [], 0.0, None
     start = time.monotonic()
@@ -154,6 +183,7 @@ async def main():
     elapsed = time.monotonic() - start
     for client in clients:
         client.measuring = False
+    server = await asyncio.to_thread(server_latency, options.port)
 
     # Drop half abruptly: no closing handshake.
     dropped = clients[: options.clients // 2]
@@ -198,6 +228,7 @@ async def main():
             "p99": percentile(latencies, 0.99),
             "p99.9": percentile(latencies, 0.999),
         },
+        "server_latency_us": server,
         "max_gap_ms": round(max_gap, 1),
         "drop_settled_ms": None if settled_ms is None else round(settled_ms, 1),
         "errors": errors[:10],

@@ -55,11 +55,13 @@ public final class AsyncStreamFanOut: Sendable {
     }
 
     /// Sends `instruments`' latest ticks through `send`, at most once per
-    /// `rateLimit`, until cancelled or `send` throws.
+    /// `rateLimit`, until cancelled or `send` throws; `emitted`, if given,
+    /// sees each update when it is taken (the service's latency recording).
     func serve(
         _ instruments: [Int],
         rateLimit: Duration,
         buffer: Int,
+        emitted: (@Sendable ([Tick]) -> Void)? = nil,
         send: @escaping @Sendable ([Tick]) async throws -> Void
     ) async throws {
         let ticks = subscribe(instruments, buffer: buffer)
@@ -74,6 +76,7 @@ public final class AsyncStreamFanOut: Sendable {
                 let clock = ContinuousClock()
                 while !Task.isCancelled {
                     if let update = state.mutex.withLock({ $0.takeIfChanged() }) {
+                        emitted?(update)
                         try await send(update)
                     }
                     try await clock.sleep(for: rateLimit)

@@ -12,7 +12,9 @@ import SignalKitNIO
 /// (`distinctUntilChanged`), at most one update per `rateLimit` window
 /// (`throttle(for:latest:)`: the newest state of each window), delivered on
 /// the connection's event loop. Logged (subscription, disposal, errors) and
-/// metered as "client-graph".
+/// metered as "client-graph". `emitted`, if given, sees each update as the
+/// rate limit sends it, before the hop to the loop (the service's latency
+/// recording).
 ///
 /// Nothing runs until it is started; disposing the subscription (the
 /// connection's task does when the client goes) tears the whole graph down.
@@ -21,11 +23,17 @@ public func clientGraph(
     instruments: [Int],
     rateLimit: Duration,
     eventLoop: any EventLoop,
-    logger: Logger
+    logger: Logger,
+    emitted: (@Sendable ([Tick]) -> Void)? = nil
 ) -> Signal<[Tick], NoError> {
-    combineLatest(instruments.map { feed.ticks(of: $0) })
+    var limited =
+        combineLatest(instruments.map { feed.ticks(of: $0) })
         |> distinctUntilChanged
         |> throttle(for: rateLimit, queue: Queue(eventLoop: eventLoop), latest: true)
+    if let emitted {
+        limited = limited |> beforeNext(emitted)
+    }
+    return limited
         |> deliverOn(eventLoop)
         |> named("client-graph")
         |> logEvents([.subscribed, .error, .disposed], to: .logger(logger))

@@ -42,11 +42,16 @@ public struct MarketConfiguration: Sendable {
 /// * `GET /snapshot/:instrument`: the instrument's latest tick (from its
 ///   `ValuePromise`), the same format.
 /// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>`.
+/// * `GET /latency`, `POST /latency/reset`: the server-side latency by stage
+///   (see `LatencyRecorder`), as JSON; emptied by the reset.
 public final class MarketService: Sendable {
     public let configuration: MarketConfiguration
     public let feed: Feed
     let clients = Synchronization.Atomic<Int>(0)
     let logger: Logger
+    /// Server-side latency by stage, the same for both engines.
+    public let latency = LatencyRecorder()
+    let loopLag: EventLoopLagProbe
 
     public init(configuration: MarketConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -55,6 +60,7 @@ public final class MarketService: Sendable {
             fanOut: configuration.engine == .asyncStream ? AsyncStreamFanOut(instruments: configuration.instruments) : nil
         )
         self.logger = logger
+        self.loopLag = EventLoopLagProbe(recorder: latency)
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: the server
@@ -73,6 +79,13 @@ public final class MarketService: Sendable {
         router.get("stats") { _, _ -> String in
             self.stats() + "\n"
         }
+        router.get("latency") { _, _ -> String in
+            self.latency.report() + "\n"
+        }
+        router.post("latency/reset") { _, _ -> String in
+            self.latency.reset()
+            return "ok\n"
+        }
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade { request, channel, logger in
@@ -80,6 +93,7 @@ public final class MarketService: Sendable {
                     let instruments = Self.instruments(in: path, count: feed.instruments)
                 else { return .dontUpgrade }
                 let eventLoop = channel.eventLoop
+                self.loopLag.start(on: eventLoop)
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await self.serve(instruments, on: eventLoop, inbound: inbound, outbound: outbound)
                 }
@@ -101,6 +115,7 @@ public final class MarketService: Sendable {
     ) async throws {
         clients.add(1, ordering: .relaxed)
         defer { clients.subtract(1, ordering: .relaxed) }
+        let probe = ClientLatencyProbe(recorder: latency, rateLimit: configuration.rateLimit)
         if let fanOut = feed.fanOut {
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -110,9 +125,12 @@ public final class MarketService: Sendable {
                     try await fanOut.serve(
                         instruments,
                         rateLimit: configuration.rateLimit,
-                        buffer: configuration.clientBuffer * instruments.count
+                        buffer: configuration.clientBuffer * instruments.count,
+                        emitted: probe.emitted
                     ) { ticks in
+                        probe.willWrite(ticks)
                         try await outbound.write(.text(encode(ticks)))
+                        probe.written(ticks)
                     }
                 }
                 _ = try? await group.next()
@@ -125,7 +143,8 @@ public final class MarketService: Sendable {
             instruments: instruments,
             rateLimit: configuration.rateLimit,
             eventLoop: eventLoop,
-            logger: logger
+            logger: logger,
+            emitted: probe.emitted
         )
         let updates = graph.values(bufferingPolicy: .bufferingNewest(configuration.clientBuffer))
         await withThrowingTaskGroup(of: Void.self) { group in
@@ -135,7 +154,9 @@ public final class MarketService: Sendable {
             }
             group.addTask {
                 for await ticks in updates {
+                    probe.willWrite(ticks)
                     try await outbound.write(.text(encode(ticks)))
+                    probe.written(ticks)
                 }
             }
             _ = try? await group.next()
