@@ -94,7 +94,10 @@ final class _InlineSinkSubscription<S: _InlineSink & ~Copyable>: _Subscription<S
     }
 
     override func destroyInlineSink() {
-        inlineSink.deinitialize(count: 1)
+        // `move()` destroys through one value-witness call; `deinitialize(count:)`
+        // goes through the runtime's array destroy (measured ~100 instructions
+        // more per subscription).
+        _ = inlineSink.move()
     }
 
     override func sinkDownstreamSubscription() -> _SubscriptionBase? {
