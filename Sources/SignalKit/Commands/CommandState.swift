@@ -376,10 +376,6 @@ struct _CommandExecutionSink<Output, E>: _InlineSink {
 
     let core: _CommandCore<Output, E>
 
-    init(core: _CommandCore<Output, E>) {
-        self.core = core
-    }
-
     func putNext(_ value: Output, from _: _SubscriptionBase) {}
     func putError(_ error: E) { core.executionEnded(error: error) }
     func putCompletion() { core.executionEnded(error: nil) }

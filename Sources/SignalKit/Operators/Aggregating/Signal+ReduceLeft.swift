@@ -355,10 +355,6 @@ struct _ReduceGeneratorUpstreamSink<T, E>: _InlineSink {
 
     let state: _ReduceGeneratorState<T, E>
 
-    init(state: _ReduceGeneratorState<T, E>) {
-        self.state = state
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.upstreamNext(value) }
     func putError(_ error: E) { state.downstream.putError(error) }
     func putCompletion() { state.upstreamCompletion() }
@@ -369,10 +365,6 @@ struct _ReduceGeneratorSink<T, E>: _InlineSink {
     typealias Failure = E
 
     let state: _ReduceGeneratorState<T, E>
-
-    init(state: _ReduceGeneratorState<T, E>) {
-        self.state = state
-    }
 
     func putNext(_ value: (T, Passthrough<T>), from _: _SubscriptionBase) { state.generatorNext(value) }
     func putError(_ error: E) { state.downstream.putError(error) }

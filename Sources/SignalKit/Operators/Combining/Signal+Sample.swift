@@ -78,10 +78,6 @@ struct _SampleSourceSink<T, E>: _InlineSink {
 
     let state: _SampleState<T, E>
 
-    init(state: _SampleState<T, E>) {
-        self.state = state
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.store(value) }
     func putError(_ error: E) { state.delivery.putError(error) }
     func putCompletion() { state.delivery.putCompletion() }
@@ -92,10 +88,6 @@ struct _SampleTickSink<U, T, E>: _InlineSink {
     typealias Failure = E
 
     let state: _SampleState<T, E>
-
-    init(state: _SampleState<T, E>) {
-        self.state = state
-    }
 
     func putNext(_ value: U, from _: _SubscriptionBase) { state.tick() }
     func putError(_ error: E) { state.delivery.putError(error) }

@@ -196,11 +196,6 @@ struct _ZipSink<T, R, E>: _InlineSink {
     let state: _ZipState<R, E>
     let slot: _ZipSlot<T>
 
-    init(state: _ZipState<R, E>, slot: _ZipSlot<T>) {
-        self.state = state
-        self.slot = slot
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value, into: slot) }
     func putError(_ error: E) { state.putError(error) }
     func putCompletion() { state.inputCompleted(slot) }

@@ -56,10 +56,6 @@ struct _TakeUntilTriggerSink<U, F, T, E>: _InlineSink {
 
     let delivery: _SerialDelivery<T, E>
 
-    init(delivery: _SerialDelivery<T, E>) {
-        self.delivery = delivery
-    }
-
     func putNext(_ value: U, from _: _SubscriptionBase) { delivery.putCompletion() }
     func putError(_ error: F) {}
     func putCompletion() { delivery.putCompletion() }

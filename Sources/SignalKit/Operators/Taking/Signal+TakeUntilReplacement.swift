@@ -102,11 +102,6 @@ struct _ReplacementSink<T, E>: _InlineSink {
     let state: _ReplacementState<T, E>
     let isReplacement: Bool
 
-    init(state: _ReplacementState<T, E>, isReplacement: Bool) {
-        self.state = state
-        self.isReplacement = isReplacement
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.send(.next(value), isReplacement: isReplacement) }
     func putError(_ error: E) { state.send(.error(error), isReplacement: isReplacement) }
     func putCompletion() { state.send(.completed, isReplacement: isReplacement) }

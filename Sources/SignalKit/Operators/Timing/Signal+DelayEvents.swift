@@ -122,10 +122,6 @@ struct _DelayEventsSink<T: Sendable, E: Sendable>: _InlineSink {
 
     let state: _DelayEventsState<T, E>
 
-    init(state: _DelayEventsState<T, E>) {
-        self.state = state
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.schedule(.next(value)) }
     func putError(_ error: E) { state.putError(error) }
     func putCompletion() { state.schedule(.completed) }

@@ -57,12 +57,6 @@ struct _MeasureFirstEventSink<T, E>: _PassThroughSink {
     let probe: _FirstEventProbe
     let startTime: Double
 
-    init(downstream: Subscriber<T, E>, probe: _FirstEventProbe, startTime: Double) {
-        self.probe = probe
-        self.startTime = startTime
-        self.downstream = downstream
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) {
         probe.valueArrived(startTime: startTime)
         downstream.putNext(value)

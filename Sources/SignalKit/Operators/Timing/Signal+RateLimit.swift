@@ -141,10 +141,6 @@ struct _RateLimitSink<T: Sendable, E>: _InlineSink {
 
     let state: _RateLimitState<T, E>
 
-    init(state: _RateLimitState<T, E>) {
-        self.state = state
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value) }
     func putError(_ error: E) { state.putError(error) }
     func putCompletion() { state.putCompletion() }
