@@ -74,10 +74,8 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
 ///   is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
 public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_ReduceLeftSink(downstream: subscriber, seed: value, combine: f))
-        }._derived("reduceLeft", from: signal, arguments: _debugArgument(value))
+    _lift("reduceLeft", arguments: _debugArgument(value)) { subscriber in
+        _ReduceLeftSink(downstream: subscriber, seed: value, combine: f)
     }
 }
 

@@ -46,10 +46,8 @@ public func any<T, E>(_ signal: Signal<T, E>) -> Signal<Bool, NoError> {
 /// - Termination: errors become `false`.
 /// - Disposal: returns the upstream handle.
 public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate))
-        }._derived("any", from: signal)
+    _lift("any") { subscriber in
+        _QuantifierSink(downstream: subscriber, decisive: true, predicate: predicate)
     }
 }
 
@@ -69,10 +67,8 @@ public func any<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Sign
 /// - Termination: errors become `false`; an empty signal gives `true`.
 /// - Disposal: returns the upstream handle.
 public func all<T, E>(where predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<Bool, NoError> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate))
-        }._derived("all", from: signal)
+    _lift("all") { subscriber in
+        _QuantifierSink(downstream: subscriber, decisive: false, predicate: predicate)
     }
 }
 

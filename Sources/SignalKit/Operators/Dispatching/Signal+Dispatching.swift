@@ -27,10 +27,8 @@ import Dispatch
 ///
 /// **Disposal:** disposes upstream; events not yet delivered are dropped.
 public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DeliverOnQueueSink(downstream: subscriber, queue: queue))
-        }._derived("deliverOn", from: signal)
+    _lift("deliverOn") { subscriber in
+        _DeliverOnQueueSink(downstream: subscriber, queue: queue)
     }
 }
 
@@ -78,10 +76,8 @@ public func deliverOnMainQueue<T: Sendable, E: Sendable>(_ signal: Signal<T, E>)
 ///
 /// **Disposal:** disposes upstream; queued events are dropped.
 public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue()))
-        }._derived("deliverOn", from: signal)
+    _lift("deliverOn") { subscriber in
+        _DeliverOnPoolSink(downstream: subscriber, queue: threadPool.nextQueue())
     }
 }
 

@@ -30,10 +30,8 @@ import Synchronization
 ///   completion are forwarded.
 /// - Disposal: returns the upstream handle.
 public func tryMap<T, R, E: Error>(_ transform: @escaping @Sendable (T) throws(E) -> R) -> (Signal<T, E>) -> Signal<R, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 }))
-        }._derived("tryMap", from: signal)
+    _lift("tryMap") { subscriber in
+        _TryMapSink<T, R, E, E>(downstream: subscriber, transform: transform, mapError: { $0 })
     }
 }
 
@@ -62,10 +60,8 @@ public func tryMap<T, R, E>(
     _ transform: @escaping @Sendable (T) throws -> R,
     mapError: @escaping @Sendable (any Error) -> E
 ) -> (Signal<T, E>) -> Signal<R, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError))
-        }._derived("tryMap", from: signal)
+    _lift("tryMap") { subscriber in
+        _TryMapSink<T, R, any Error, E>(downstream: subscriber, transform: transform, mapError: mapError)
     }
 }
 

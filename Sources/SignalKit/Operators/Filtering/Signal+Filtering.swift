@@ -79,10 +79,8 @@ public func distinctUntilChanged<T: Equatable & SendableMetatype, E>(_ signal: S
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func distinctUntilChanged<T, E>(isEqual: @escaping @Sendable (T, T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual))
-        }._derived("distinctUntilChanged", from: signal)
+    _lift("distinctUntilChanged") { subscriber in
+        _DistinctUntilChangedSink(downstream: subscriber, isEqual: isEqual)
     }
 }
 
@@ -222,10 +220,8 @@ struct _SkipSink<T, E>: _PassThroughSink, ~Copyable {
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_SkipWhileSink(downstream: subscriber, skips: predicate))
-        }._derived("skipWhileBlock", from: signal)
+    _lift("skipWhileBlock") { subscriber in
+        _SkipWhileSink(downstream: subscriber, skips: predicate)
     }
 }
 
@@ -244,10 +240,8 @@ public func skipWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func skipUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_SkipWhileSink(downstream: subscriber, skips: { !predicate($0) }))
-        }._derived("skipUntilBlock", from: signal)
+    _lift("skipUntilBlock") { subscriber in
+        _SkipWhileSink(downstream: subscriber, skips: { !predicate($0) })
     }
 }
 

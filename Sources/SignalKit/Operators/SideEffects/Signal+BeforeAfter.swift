@@ -27,10 +27,8 @@
 ///   called for them).
 /// - Disposal: returns the upstream handle.
 public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_BeforeNextSink(downstream: subscriber, action: f))
-        }._derived("beforeNext", from: signal)
+    _lift("beforeNext") { subscriber in
+        _BeforeNextSink(downstream: subscriber, action: f)
     }
 }
 
@@ -54,10 +52,8 @@ public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T,
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_AfterNextSink(downstream: subscriber, action: f))
-        }._derived("afterNext", from: signal)
+    _lift("afterNext") { subscriber in
+        _AfterNextSink(downstream: subscriber, action: f)
     }
 }
 
@@ -99,10 +95,8 @@ public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<
 /// - Termination: errors are forwarded without calling `f`.
 /// - Disposal: returns the upstream handle.
 public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_BeforeCompletedSink(downstream: subscriber, action: f))
-        }._derived("beforeCompleted", from: signal)
+    _lift("beforeCompleted") { subscriber in
+        _BeforeCompletedSink(downstream: subscriber, action: f)
     }
 }
 
@@ -127,10 +121,8 @@ public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signa
 /// - Termination: errors are forwarded without calling `f`.
 /// - Disposal: returns the upstream handle.
 public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_AfterCompletedSink(downstream: subscriber, action: f))
-        }._derived("afterCompleted", from: signal)
+    _lift("afterCompleted") { subscriber in
+        _AfterCompletedSink(downstream: subscriber, action: f)
     }
 }
 

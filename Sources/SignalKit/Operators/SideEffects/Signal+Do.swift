@@ -24,10 +24,8 @@
 /// - Termination: forwarded unchanged (`f` is not called).
 /// - Disposal: returns the upstream handle.
 public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: f, error: nil, completed: nil))
-        }._derived("doNext", from: signal)
+    _lift("doNext") { subscriber in
+        _DoSink(downstream: subscriber, next: f, error: nil, completed: nil)
     }
 }
 
@@ -45,10 +43,8 @@ public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>)
 ///   disposal.
 /// - Disposal: returns the upstream handle.
 public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: f, completed: nil))
-        }._derived("doError", from: signal)
+    _lift("doError") { subscriber in
+        _DoSink(downstream: subscriber, next: nil, error: f, completed: nil)
     }
 }
 
@@ -67,10 +63,8 @@ public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>
 ///   disposal.
 /// - Disposal: returns the upstream handle.
 public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: nil, completed: f))
-        }._derived("doCompleted", from: signal)
+    _lift("doCompleted") { subscriber in
+        _DoSink(downstream: subscriber, next: nil, error: nil, completed: f)
     }
 }
 
@@ -115,10 +109,8 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle; disposal does not call `f`.
 public func finally<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f))
-        }._derived("finally", from: signal)
+    _lift("finally") { subscriber in
+        _DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f)
     }
 }
 

@@ -28,10 +28,8 @@ import Synchronization
 ///   before the first value is forwarded.
 /// - Disposal: returns the upstream handle.
 public func firstOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
-        }._derived("firstOrDefault", from: signal, arguments: _debugArgument(defaultValue))
+    _lift("firstOrDefault", arguments: _debugArgument(defaultValue)) { subscriber in
+        _FirstOrDefaultSink(downstream: subscriber, defaultValue: defaultValue)
     }
 }
 
@@ -80,10 +78,8 @@ struct _FirstOrDefaultSink<T, E>: _PassThroughSink, ~Copyable {
 ///   forwarded without sending.
 /// - Disposal: returns the upstream handle.
 public func lastOrDefault<T: Sendable, E>(_ defaultValue: T) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue))
-        }._derived("lastOrDefault", from: signal, arguments: _debugArgument(defaultValue))
+    _lift("lastOrDefault", arguments: _debugArgument(defaultValue)) { subscriber in
+        _LastOrDefaultSink(downstream: subscriber, defaultValue: defaultValue)
     }
 }
 

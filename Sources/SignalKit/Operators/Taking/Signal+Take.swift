@@ -49,10 +49,8 @@ extension SignalTakeAction: Sendable {}
 /// - Termination: an error or completion before the limit is forwarded.
 /// - Disposal: returns the upstream handle.
 public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TakeSink(downstream: subscriber, limit: count))
-        }._derived("take", from: signal, arguments: "\(count)")
+    _lift("take", arguments: "\(count)") { subscriber in
+        _TakeSink(downstream: subscriber, limit: count)
     }
 }
 
@@ -79,10 +77,8 @@ public func take<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
 ///   values (as in SwiftSignalKit), but nothing more is delivered.
 /// - Disposal: returns the upstream handle.
 public func take<T, E>(until: @escaping @Sendable (T) -> SignalTakeAction) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TakeUntilSink(downstream: subscriber, until: until))
-        }._derived("take(until:)", from: signal)
+    _lift("take(until:)") { subscriber in
+        _TakeUntilSink(downstream: subscriber, until: until)
     }
 }
 

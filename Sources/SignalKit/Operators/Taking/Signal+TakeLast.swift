@@ -130,10 +130,8 @@ final class _LastValueState<T>: @unchecked Sendable {
 /// - Disposal: returns the upstream handle; the kept values are released
 ///   when sent (or with the subscription).
 public func takeLast<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TakeLastCountSink(downstream: subscriber, count: max(0, count)))
-        }._derived("takeLast", from: signal, arguments: "\(count)")
+    _lift("takeLast", arguments: "\(count)") { subscriber in
+        _TakeLastCountSink(downstream: subscriber, count: max(0, count))
     }
 }
 

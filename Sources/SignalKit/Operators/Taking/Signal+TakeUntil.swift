@@ -78,10 +78,8 @@ struct _TakeUntilTriggerSink<U, F, T, E>: _InlineSink {
 /// - Disposal: returns the upstream handle (the downstream's completion
 ///   disposes it).
 public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TakeWhileSink(downstream: subscriber, passes: { !predicate($0) }))
-        }._derived("takeUntilBlock", from: signal)
+    _lift("takeUntilBlock") { subscriber in
+        _TakeWhileSink(downstream: subscriber, passes: { !predicate($0) })
     }
 }
 
@@ -100,10 +98,8 @@ public func takeUntil<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Si
 ///   forwards the upstream's error or completion.
 /// - Disposal: returns the upstream handle.
 public func takeWhile<T, E>(_ predicate: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_TakeWhileSink(downstream: subscriber, passes: predicate))
-        }._derived("takeWhileBlock", from: signal)
+    _lift("takeWhileBlock") { subscriber in
+        _TakeWhileSink(downstream: subscriber, passes: predicate)
     }
 }
 

@@ -23,10 +23,8 @@ public func combinePrevious<T: Sendable, R, E>(
     _ start: T,
     _ reduce: @escaping @Sendable (T, T) -> R
 ) -> (Signal<T, E>) -> Signal<R, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce))
-        }._derived("combinePrevious", from: signal, arguments: _debugArgument(start))
+    _lift("combinePrevious", arguments: _debugArgument(start)) { subscriber in
+        _CombinePreviousSink(downstream: subscriber, start: start, reduce: reduce)
     }
 }
 

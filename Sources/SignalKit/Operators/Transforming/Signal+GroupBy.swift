@@ -49,10 +49,8 @@ public func groupBy<T, K: Hashable & Sendable, V, E>(
     _ key: @escaping @Sendable (T) -> K,
     transform: @escaping @Sendable (T) -> V
 ) -> (Signal<T, E>) -> Signal<GroupedSignal<K, V, E>, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_GroupBySink(downstream: subscriber, key: key, transform: transform))
-        }._derived("groupBy", from: signal)
+    _lift("groupBy") { subscriber in
+        _GroupBySink(downstream: subscriber, key: key, transform: transform)
     }
 }
 

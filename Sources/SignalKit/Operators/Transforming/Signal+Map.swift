@@ -52,10 +52,8 @@ public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) ->
 /// - Termination: error and completion are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func flatMap<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T?, E>) -> Signal<R?, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_OptionalMapSink(downstream: subscriber, transform: f))
-        }._derived("flatMap", from: signal)
+    _lift("flatMap") { subscriber in
+        _OptionalMapSink(downstream: subscriber, transform: f)
     }
 }
 

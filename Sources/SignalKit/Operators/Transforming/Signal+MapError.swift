@@ -18,10 +18,8 @@
 /// - Termination: the mapped error terminates; completion is forwarded.
 /// - Disposal: returns the upstream handle.
 public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E>) -> Signal<T, R> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_MapErrorSink(downstream: subscriber, transform: f))
-        }._derived("mapError", from: signal)
+    _lift("mapError") { subscriber in
+        _MapErrorSink(downstream: subscriber, transform: f)
     }
 }
 
@@ -39,10 +37,8 @@ public func mapError<T, E, R>(_ f: @escaping @Sendable (E) -> R) -> (Signal<T, E
 /// - Termination: completion is forwarded; the result never fails.
 /// - Disposal: returns the upstream handle.
 public func castError<T, E>(_ type: E.Type) -> (Signal<T, NoError>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            signal._start(_CastErrorSink(downstream: subscriber))
-        }._derived("castError", from: signal, arguments: "\(E.self)")
+    _lift("castError", arguments: "\(E.self)") { subscriber in
+        _CastErrorSink(downstream: subscriber)
     }
 }
 
