@@ -95,8 +95,8 @@ final class _InlineSinkSubscription<S: _InlineSink & ~Copyable>: _Subscription<S
 
     override func destroyInlineSink() {
         // `move()` destroys through one value-witness call; `deinitialize(count:)`
-        // goes through the runtime's array destroy (measured ~100 instructions
-        // more per subscription).
+        // goes through the runtime's array destroy (measured on W6: about 20
+        // instructions more per subscription).
         _ = inlineSink.move()
     }
 
