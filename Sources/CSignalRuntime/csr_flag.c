@@ -19,6 +19,9 @@ struct csr_flag {
 };
 
 _Static_assert(sizeof(struct csr_flag) == CSR_FLAG_SIZE, "CSR_FLAG_SIZE is stale");
+// SignalKit reads TERMINATED from the first word (see csr_flag_is_terminated).
+_Static_assert(offsetof(struct csr_flag, state) == 0 && sizeof(AO_t) == sizeof(uintptr_t),
+               "the state must be the flag's first word");
 
 size_t csr_flag_size(void) { return sizeof(struct csr_flag); }
 

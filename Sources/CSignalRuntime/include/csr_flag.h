@@ -112,6 +112,10 @@ uintptr_t csr_flag_load(const csr_flag *flag);
 /// Whether the terminal transition happened.
 /// Ordering: acquire (pairs with the full barrier of `csr_flag_terminate`).
 /// Ownership: none. Thread safety: any thread.
+/// Layout: the state is the flag's first word (asserted in csr_flag.c).
+/// SignalKit reads TERMINATED there itself, with an acquire load written in
+/// Swift, so that the per-value checks of fused operator stages inline
+/// instead of calling this function.
 bool csr_flag_is_terminated(const csr_flag *flag);
 
 /// The terminal transition: test-and-set of TERMINATED. Returns `true` to the
