@@ -66,6 +66,43 @@ extension CSignalRuntimeSuite {
             #expect(!csr_flag_claim_release(storage.flag))
         }
 
+        /// A fast reader is inside on this thread: a terminator on another
+        /// thread sees it (after the heavy barrier, or the reader's fence) and
+        /// must not be granted the release; the reader's exit is.
+        @Test func foreignTerminatorLeavesTheReleaseToTheReaderInside() {
+            let storage = FlagStorage()
+            let ticket = csr_flag_enter(storage.flag)
+            #expect(ticket == CSR_ENTER_FAST)
+            let claimed = Synchronization.Atomic<Int>(-1)
+            race(threads: 1) { _ in
+                #expect(csr_flag_terminate(storage.flag))
+                claimed.store(csr_flag_claim_release(storage.flag) ? 1 : 0, ordering: .releasing)
+            }
+            #expect(claimed.load(ordering: .acquiring) == 0)
+            #expect(csr_flag_exit(storage.flag, ticket))
+            #expect(!csr_flag_claim_release_unguarded(storage.flag))
+        }
+
+        /// Readers came and went on this thread: a terminator on another
+        /// thread is granted the release, and the next entry finds the flag
+        /// terminated.
+        @Test func foreignTerminatorReleasesWhenNoReaderIsInside() {
+            let storage = FlagStorage()
+            for _ in 0..<3 {
+                let ticket = csr_flag_enter(storage.flag)
+                #expect(ticket == CSR_ENTER_FAST)
+                #expect(!csr_flag_exit(storage.flag, ticket))
+            }
+            let claimed = Synchronization.Atomic<Int>(-1)
+            race(threads: 1) { _ in
+                #expect(csr_flag_terminate(storage.flag))
+                claimed.store(csr_flag_claim_release(storage.flag) ? 1 : 0, ordering: .releasing)
+            }
+            #expect(claimed.load(ordering: .acquiring) == 1)
+            #expect(csr_flag_enter(storage.flag) == CSR_ENTER_TERMINATED)
+            #expect(!csr_flag_claim_release_unguarded(storage.flag))
+        }
+
         @Test func unguardedClaimIsGrantedOnce() {
             let storage = FlagStorage()
             #expect(csr_flag_terminate(storage.flag))
