@@ -137,7 +137,8 @@ func run(options: Options) -> Int32 {
     return results.contains { !$0.checksumFailures.isEmpty } ? 1 : 0
 }
 
-/// Workload-specific extra rows: W4's scaling check, W8's lock-free floor and
+/// Workload-specific extra rows: W1's dispose on the starting thread and from
+/// another, W4's scaling check, W8's lock-free floor and
 /// the AsyncStream peer's variants (W2: an AsyncStream source; W5, W6: sends
 /// back to back), after the interleaved repetitions; with the peers whose
 /// extra failed its check.
@@ -179,6 +180,25 @@ func extraMeasurements(
             extras.append(("SignalKit with \(standing) standing", Summary(samples).median))
         }
         return (extras, [])
+    case "W1":
+        // Disposing live subscriptions that received a value on their
+        // starting thread: there, and from another thread (interleaved).
+        var here: [Double] = []
+        var there: [Double] = []
+        var failed = false
+        for _ in 0..<repetitions {
+            let onStartingThread = runW1Dispose(size, fromAnotherThread: false)
+            let onAnother = runW1Dispose(size, fromAnotherThread: true)
+            failed = failed || !onStartingThread.checksumMatches || !onAnother.checksumMatches
+            here.append(onStartingThread.nanosecondsPerOp)
+            there.append(onAnother.nanosecondsPerOp)
+        }
+        if failed { progress("CHECK FAILED: W1 dispose extras") }
+        let values = [
+            ("SignalKit dispose only, starting thread", Summary(here).median),
+            ("SignalKit dispose only, another thread", Summary(there).median),
+        ]
+        return (values, failed ? [.signalkit] : [])
     case "W8":
         var samples: [Double] = []
         for _ in 0..<repetitions { samples.append(runW8NoLockFloor(size)) }
