@@ -200,10 +200,6 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 }
 
 extension _RetryRun: _LoopRun {
-    typealias Value = T
-    typealias SourceFailure = E
-    typealias Failure = R
-
     func sourceFailed(_ error: E, downstream: Subscriber<T, R>) {
         if policy.retryOnError(error), let delay = nextDelay() {
             // No wait for a downstream that has ended: loops stop when it stops.

@@ -106,10 +106,6 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
 }
 
 extension _ThenRun: _LoopRun {
-    typealias Value = T
-    typealias SourceFailure = E
-    typealias Failure = E
-
     /// An error ends the chain.
     func sourceFailed(_ error: E, downstream: Subscriber<T, E>) {
         stop()

@@ -160,10 +160,6 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
 }
 
 extension _RestartRun: _LoopRun {
-    typealias Value = T
-    typealias SourceFailure = E
-    typealias Failure = R
-
     func sourceFailed(_ error: E, downstream: Subscriber<T, R>) {
         switch onError(error) {
         case .restart:
