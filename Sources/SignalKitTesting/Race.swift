@@ -20,20 +20,12 @@ public func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let go = Synchronization.Atomic<Bool>(false)
     var handles: [pthread_t] = []
     for index in 0..<threads {
-        let context = _RaceContext(index: index) {
+        let context = _RaceContext {
             ready.add(1, ordering: .acquiringAndReleasing)
             while !go.load(ordering: .acquiring) { sched_yield() }
             body(index)
         }
-        let raw = Unmanaged.passRetained(context).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
-            context.body()
-            return nil
-        }, raw)
-        precondition(status == 0, "race(threads:): pthread_create failed (\(status))")
-        handles.append(thread)
+        handles.append(_startThread(context, caller: "race(threads:)"))
     }
     while ready.load(ordering: .acquiring) < threads { sched_yield() }
     go.store(true, ordering: .releasing)
@@ -43,12 +35,24 @@ public func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
 }
 
 private final class _RaceContext: Sendable {
-    let index: Int
     let body: @Sendable () -> Void
-    init(index: Int, body: @escaping @Sendable () -> Void) {
-        self.index = index
+    init(body: @escaping @Sendable () -> Void) {
         self.body = body
     }
+}
+
+/// Starts a thread that runs `context.body` (the thread owns the context);
+/// `caller` names the failing function if the thread cannot be created.
+private func _startThread(_ context: _RaceContext, caller: StaticString) -> pthread_t {
+    let raw = Unmanaged.passRetained(context).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(&thread, nil, { raw in
+        let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
+        context.body()
+        return nil
+    }, raw)
+    precondition(status == 0, "\(caller): pthread_create failed (\(status))")
+    return thread
 }
 
 /// Scale factor for stress tests: `SIGNALKIT_STRESS_SCALE` (default 1).
@@ -81,7 +85,7 @@ public func raceRounds<State>(
     let state = _RoundState<State>()
     var handles: [pthread_t] = []
     for index in 0..<threads {
-        let context = _RaceContext(index: index) {
+        let context = _RaceContext {
             var seen = 0
             while true {
                 var current = round.load(ordering: .acquiring)
@@ -97,15 +101,7 @@ public func raceRounds<State>(
                 finished.add(1, ordering: .acquiringAndReleasing)
             }
         }
-        let raw = Unmanaged.passRetained(context).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
-            context.body()
-            return nil
-        }, raw)
-        precondition(status == 0, "raceRounds: pthread_create failed (\(status))")
-        handles.append(thread)
+        handles.append(_startThread(context, caller: "raceRounds"))
     }
     for index in stride(from: 1, through: rounds, by: 1) {
         state.value = setup(index - 1)

@@ -390,10 +390,6 @@ struct _CompleteOnErrorSink<T, E>: _InlineSink {
     let downstream: Subscriber<T, NoError>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
 
-    init(downstream: Subscriber<T, NoError>) {
-        self.downstream = downstream
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
     func putError(_ error: E) { downstream.putCompletion() }
     func putCompletion() { downstream.putCompletion() }

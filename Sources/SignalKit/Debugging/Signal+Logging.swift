@@ -284,14 +284,6 @@ struct _LogSink<T, E>: _InlineSink {
     let events: SignalLogEvents
     let sink: SignalLogSink
 
-    init(downstream: Subscriber<T, E>, prefix: String, subscription: UInt64, events: SignalLogEvents, sink: SignalLogSink) {
-        self.downstream = downstream
-        self.prefix = prefix
-        self.subscription = subscription
-        self.events = events
-        self.sink = sink
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) {
         if events.contains(.next) { sink.log(.next, prefix, subscription, "\(value)") }
         downstream.putNext(value)

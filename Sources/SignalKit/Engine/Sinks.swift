@@ -28,10 +28,6 @@ struct _ForwardSink<Receiver: _EventReceiver>: _InlineSink {
     let downstream: Receiver
     var downstreamSubscription: _SubscriptionBase? { downstream._forwardedSubscription }
 
-    init(downstream: Receiver) {
-        self.downstream = downstream
-    }
-
     @inline(__always) func putNext(_ value: Receiver.Value, from _: _SubscriptionBase) { downstream.putNext(value) }
     func putError(_ error: Receiver.Failure) { downstream.putError(error) }
     func putCompletion() { downstream.putCompletion() }
@@ -50,6 +46,33 @@ extension _PassThroughSink where Self: ~Copyable {
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     func putError(_ error: Failure) { downstream.putError(error) }
     func putCompletion() { downstream.putCompletion() }
+}
+
+/// The run of a loop operator (`then`, `restart` and its family, `retry`):
+/// it subscribes its source again and again, each time through a
+/// `_LoopSink`, and decides what a source's error or completion does:
+/// forward it to the downstream, or subscribe the next source.
+protocol _LoopRun<Value, SourceFailure, Failure>: AnyObject {
+    associatedtype Value
+    associatedtype SourceFailure
+    associatedtype Failure
+    func sourceFailed(_ error: SourceFailure, downstream: Subscriber<Value, Failure>)
+    func sourceCompleted(downstream: Subscriber<Value, Failure>)
+}
+
+/// The sink of each subscription a loop run makes: values go straight to
+/// the downstream; error and completion go to the run.
+struct _LoopSink<Run: _LoopRun>: _InlineSink {
+    typealias Input = Run.Value
+    typealias Failure = Run.SourceFailure
+
+    let run: Run
+    let downstream: Subscriber<Run.Value, Run.Failure>
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+
+    func putNext(_ value: Run.Value, from _: _SubscriptionBase) { downstream.putNext(value) }
+    func putError(_ error: Run.SourceFailure) { run.sourceFailed(error, downstream: downstream) }
+    func putCompletion() { run.sourceCompleted(downstream: downstream) }
 }
 
 /// One mutable value of a sink's subscription, behind a pthread mutex. The

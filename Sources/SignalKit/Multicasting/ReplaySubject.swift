@@ -228,29 +228,25 @@ final class _ReplayEntry<T, E>: @unchecked Sendable {
     }
 
     func putNext(_ value: T) {
-        if replaying.load(ordering: .acquiring) {
-            mutex.lock()
-            if replaying.load(ordering: .relaxed) {
-                pending.append(.next(value))
-                mutex.unlock()
-                return
-            }
-            mutex.unlock()
-        }
+        if queuedWhileReplaying(.next(value)) { return }
         subscriber.putNext(value)
     }
 
     func put(_ terminal: _Terminal<E>) {
-        if replaying.load(ordering: .acquiring) {
-            mutex.lock()
-            if replaying.load(ordering: .relaxed) {
-                pending.append(.terminal(terminal))
-                mutex.unlock()
-                return
-            }
-            mutex.unlock()
-        }
+        if queuedWhileReplaying(.terminal(terminal)) { return }
         _deliver(terminal, to: subscriber)
+    }
+
+    /// Queues `event` while the replay runs; false once it has finished (the
+    /// caller delivers the event itself).
+    @inline(__always)
+    private func queuedWhileReplaying(_ event: @autoclosure () -> Pending) -> Bool {
+        guard replaying.load(ordering: .acquiring) else { return false }
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard replaying.load(ordering: .relaxed) else { return false }
+        pending.append(event())
+        return true
     }
 
     /// Called by the subscribing thread after the replay: delivers what was

@@ -23,3 +23,16 @@ func _lift<T, E, R, F, S: _InlineSink & SendableMetatype & ~Copyable>(
         }._derived(name, from: signal, arguments: arguments())
     }
 }
+
+/// `_lift` for the operators that take their signal as an argument
+/// (`collect`, `ignoreValues`, `last`, …): the same shell, applied to
+/// `signal` at once.
+func _lift<T, E, R, F, S: _InlineSink & SendableMetatype & ~Copyable>(
+    _ signal: Signal<T, E>,
+    _ name: StaticString,
+    _ makeSink: @escaping @Sendable (Subscriber<R, F>) -> S
+) -> Signal<R, F> where S.Input == T, S.Failure == E {
+    Signal { subscriber in
+        signal._start(makeSink(subscriber))
+    }._derived(name, from: signal)
+}

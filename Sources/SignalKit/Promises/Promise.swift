@@ -23,7 +23,7 @@
 /// `T` is `Sendable`: the stored value is replayed to subscribers on their
 /// threads.
 public final class Promise<T: Sendable>: Sendable {
-    private struct State {
+    private struct State: _PromiseState {
         var value: T?
         var initializer: Signal<T, NoError>?
     }
@@ -64,20 +64,10 @@ public final class Promise<T: Sendable>: Sendable {
         cleared = nil
         source.set(
             signal.start(next: { [weak self] value in
-                self?.deliver(value)
+                guard let self else { return }
+                _storeAndDeliver(value, in: state, to: subscribers)
             })
         )
-    }
-
-    private func deliver(_ value: T) {
-        var replaced: T? = value
-        var read = state.withLock { state in
-            swap(&state.value, &replaced)
-            return subscribers.beginRead()
-        }
-        // Released outside the lock: its deinit may use this promise.
-        replaced = nil
-        subscribers.finishRead(&read) { $0.putNext(value) }
     }
 
     /// The current value, then every later one. Never completes.
@@ -97,4 +87,27 @@ public final class Promise<T: Sendable>: Sendable {
             return EmptyDisposable
         }
     }
+}
+
+/// The locked state of `Promise` and `ValuePromise`: the current value.
+protocol _PromiseState<Value> {
+    associatedtype Value
+    var value: Value? { get set }
+}
+
+/// Stores `value` as a promise's current value and delivers it to the
+/// promise's subscribers, outside the lock; the replaced value is released
+/// outside the lock too (its deinit may use the promise).
+func _storeAndDeliver<State: _PromiseState>(
+    _ value: State.Value,
+    in state: borrowing _LockedState<State>,
+    to subscribers: _SubscriberBag<Subscriber<State.Value, NoError>>
+) {
+    var replaced: State.Value? = value
+    var read = state.withLock { state in
+        swap(&state.value, &replaced)
+        return subscribers.beginRead()
+    }
+    replaced = nil
+    subscribers.finishRead(&read) { $0.putNext(value) }
 }

@@ -19,7 +19,7 @@
 /// `T` is `Sendable`: the stored value is replayed to subscribers on their
 /// threads.
 public final class ValuePromise<T: Equatable & Sendable>: Sendable {
-    private struct State {
+    private struct State: _PromiseState {
         var value: T?
         /// Counts the stores of an `ignoreRepeated` promise (see `set`).
         var generation: UInt = 0
@@ -44,14 +44,7 @@ public final class ValuePromise<T: Equatable & Sendable>: Sendable {
             setIgnoringRepeated(value)
             return
         }
-        var replaced: T? = value
-        var read = state.withLock { state in
-            swap(&state.value, &replaced)
-            return subscribers.beginRead()
-        }
-        // Released outside the lock: its deinit may use this promise.
-        replaced = nil
-        subscribers.finishRead(&read) { $0.putNext(value) }
+        _storeAndDeliver(value, in: state, to: subscribers)
     }
 
     /// `set` with `ignoreRepeated`. The user's `==` runs outside the lock (it

@@ -20,9 +20,7 @@
 ///   forwarded and the values are dropped.
 /// - Disposal: returns the upstream handle.
 public func collect<T, E>(_ signal: Signal<T, E>) -> Signal<[T], E> {
-    Signal { subscriber in
-        signal._start(_CollectSink(downstream: subscriber))
-    }._derived("collect", from: signal)
+    _lift(signal, "collect") { _CollectSink(downstream: $0) }
 }
 
 struct _CollectSink<T, E>: _InlineSink {
@@ -32,10 +30,6 @@ struct _CollectSink<T, E>: _InlineSink {
     let downstream: Subscriber<[T], E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let values = _GuardedValue<[T]>([])
-
-    init(downstream: Subscriber<[T], E>) {
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         values.withLock { $0.append(value) }

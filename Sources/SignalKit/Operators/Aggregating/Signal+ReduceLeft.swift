@@ -180,21 +180,16 @@ final class _ReduceLeftState<T>: @unchecked Sendable {
 // MARK: - reduceLeft(_:generator:)
 
 /// What the returned disposable controls: the current generator
-/// subscription and the upstream subscription, disposed in that order. It
-/// does not reference the fold state, so holding it creates no cycle through
-/// the downstream subscriber.
-final class _ReduceGeneratorControl: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `disposed` is a Synchronization.Atomic; the rest
-    // are MetaDisposables (thread-safe).
-    let currentGenerator = MetaDisposable()
+/// subscription (`current`) and the upstream subscription, disposed in that
+/// order. It does not reference the fold state, so holding it creates no
+/// cycle through the downstream subscriber.
+final class _ReduceGeneratorControl: _LoopControl, @unchecked Sendable {
+    // `@unchecked Sendable`: as `_LoopControl`; `upstream` is a
+    // MetaDisposable (thread-safe).
     let upstream = MetaDisposable()
-    private let disposed = Synchronization.Atomic<Bool>(false)
 
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
-
-    func dispose() {
-        disposed.store(true, ordering: .releasing)
-        currentGenerator.dispose()
+    override func dispose() {
+        super.dispose()
         upstream.dispose()
     }
 }
@@ -323,7 +318,7 @@ final class _ReduceGeneratorState<T, E>: @unchecked Sendable {
                 return state.current
             }
             let step = generator(accumulator, value)
-            control.currentGenerator.set(step._start(_ReduceGeneratorSink(state: self)))
+            control.current.set(step._start(_ReduceGeneratorSink(state: self)))
             var next: T?
             var result: T?
             var continues = false

@@ -81,15 +81,9 @@ struct _QuantifierSink<T, E>: _InlineSink, ~Copyable {
 
     let downstream: Subscriber<Bool, NoError>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-    let predicate: (T) -> Bool
     let decisive: Bool
+    let predicate: @Sendable (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
-
-    init(downstream: Subscriber<Bool, NoError>, decisive: Bool, predicate: @escaping @Sendable (T) -> Bool) {
-        self.downstream = downstream
-        self.decisive = decisive
-        self.predicate = predicate
-    }
 
     private func finish(_ result: Bool) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }

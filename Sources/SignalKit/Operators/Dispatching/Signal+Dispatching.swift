@@ -181,11 +181,6 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: Queue
 
-    init(downstream: Subscriber<T, E>, queue: Queue) {
-        self.downstream = downstream
-        self.queue = queue
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) {
         let downstream = self.downstream
         if queue.isCurrent() {
@@ -219,11 +214,6 @@ struct _DeliverOnPoolSink<T: Sendable, E: Sendable>: _InlineSink {
     let downstream: Subscriber<T, E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let queue: ThreadPoolQueue
-
-    init(downstream: Subscriber<T, E>, queue: ThreadPoolQueue) {
-        self.downstream = downstream
-        self.queue = queue
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         let downstream = self.downstream

@@ -43,14 +43,8 @@ struct _CatchSink<T, E, R>: _InlineSink {
 
     let downstream: Subscriber<T, R>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-    let handler: (E) -> Signal<T, R>
+    let handler: @Sendable (E) -> Signal<T, R>
     let disposables: DisposableSet
-
-    init(downstream: Subscriber<T, R>, handler: @escaping @Sendable (E) -> Signal<T, R>, disposables: DisposableSet) {
-        self.downstream = downstream
-        self.handler = handler
-        self.disposables = disposables
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
 

@@ -35,21 +35,7 @@ public func retry<T, E>(
     maxDelay: Double,
     onQueue queue: Queue
 ) -> (Signal<T, E>) -> Signal<T, NoError> {
-    { signal in
-        let policy = _RetryPolicy<E, NoError>(
-            queue: queue,
-            delayIncrement: delayIncrement,
-            maxDelay: maxDelay,
-            maxRetries: nil,
-            retryOnError: { _ in true },
-            forwardError: nil
-        )
-        return Signal { subscriber in
-            let run = _RetryRun(signal: signal, policy: policy)
-            run.subscribe(subscriber)
-            return run
-        }._derived("retry", from: signal, arguments: "\(delayIncrement)")
-    }
+    _retry(_RetryPolicy<E, NoError>(queue: queue, delayIncrement: delayIncrement, maxDelay: maxDelay, forwardError: nil))
 }
 
 /// Resubscribes after a growing delay when `retryOnError` accepts the error,
@@ -84,8 +70,8 @@ public func retry<T, E>(
     maxRetries: Int?,
     onQueue queue: Queue
 ) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        let policy = _RetryPolicy<E, E>(
+    _retry(
+        _RetryPolicy(
             queue: queue,
             delayIncrement: delayIncrement,
             maxDelay: maxDelay,
@@ -93,11 +79,18 @@ public func retry<T, E>(
             retryOnError: retryOnError,
             forwardError: { $0 }
         )
-        return Signal { subscriber in
+    )
+}
+
+/// The shell of the back-off `retry` forms: each subscription is a
+/// `_RetryRun` under `policy`, which subscribes the source at once.
+private func _retry<T, E, R>(_ policy: _RetryPolicy<E, R>) -> (Signal<T, E>) -> Signal<T, R> {
+    { signal in
+        Signal { subscriber in
             let run = _RetryRun(signal: signal, policy: policy)
             run.subscribe(subscriber)
             return run
-        }._derived("retry", from: signal, arguments: "\(delayIncrement)")
+        }._derived("retry", from: signal, arguments: "\(policy.delayIncrement)")
     }
 }
 
@@ -117,8 +110,8 @@ final class _RetryPolicy<E, R>: @unchecked Sendable {
         queue: Queue,
         delayIncrement: Double,
         maxDelay: Double,
-        maxRetries: Int?,
-        retryOnError: @escaping @Sendable (E) -> Bool,
+        maxRetries: Int? = nil,
+        retryOnError: @escaping @Sendable (E) -> Bool = { _ in true },
         forwardError: ((E) -> R)?
     ) {
         self.queue = queue
@@ -167,7 +160,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
             return (state.nextStep, signal)
         }
         guard let (step, signal) = next else { return }
-        install(signal._start(_RetrySink(run: self, downstream: downstream)), step: step)
+        install(signal._start(_LoopSink(run: self, downstream: downstream)), step: step)
     }
 
     /// Counts a retry; returns its delay, or nil when `maxRetries` is reached.
@@ -206,33 +199,18 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     }
 }
 
-struct _RetrySink<T, E, R>: _InlineSink {
-    typealias Input = T
-    typealias Failure = E
-
-    let run: _RetryRun<T, E, R>
-    let downstream: Subscriber<T, R>
-    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(run: _RetryRun<T, E, R>, downstream: Subscriber<T, R>) {
-        self.run = run
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
-
-    func putError(_ error: E) {
-        let policy = run.policy
-        if policy.retryOnError(error), let delay = run.nextDelay() {
+extension _RetryRun: _LoopRun {
+    func sourceFailed(_ error: E, downstream: Subscriber<T, R>) {
+        if policy.retryOnError(error), let delay = nextDelay() {
             // No wait for a downstream that has ended: loops stop when it stops.
             guard !downstream._hasEnded else { return }
-            run.resubscribe(after: delay, downstream)
+            resubscribe(after: delay, downstream)
         } else if let forwardError = policy.forwardError {
             downstream.putError(forwardError(error))
         }
     }
 
-    func putCompletion() { downstream.putCompletion() }
+    func sourceCompleted(downstream: Subscriber<T, R>) { downstream.putCompletion() }
 }
 
 // MARK: - retry

@@ -27,9 +27,7 @@
 ///   upstream completion emits `.Completion` then completes.
 /// - Disposal: returns the upstream handle.
 public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
-    Signal { subscriber in
-        signal._start(_DematerializeSink(downstream: subscriber))
-    }._derived("dematerialize", from: signal)
+    _lift(signal, "dematerialize") { _DematerializeSink(downstream: $0) }
 }
 
 /// Turns event values back into events (Rx's `dematerialize`): `.Next(v)`
@@ -49,9 +47,7 @@ public func dematerialize<T, E>(signal: Signal<T, E>) -> Signal<SignalEvent<T, E
 ///   own completion) terminates; the downstream then disposes the upstream.
 /// - Disposal: returns the upstream handle.
 public func materialize<T, E>(signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
-    Signal { subscriber in
-        signal._start(_MaterializeSink(downstream: subscriber))
-    }._derived("materialize", from: signal)
+    _lift(signal, "materialize") { _MaterializeSink(downstream: $0) }
 }
 
 // MARK: - Sinks
@@ -62,10 +58,6 @@ struct _DematerializeSink<T, E>: _InlineSink {
 
     let downstream: Subscriber<SignalEvent<T, E>, NoError>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(downstream: Subscriber<SignalEvent<T, E>, NoError>) {
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         downstream.putNext(.Next(value))
@@ -88,10 +80,6 @@ struct _MaterializeSink<T, E>: _InlineSink {
 
     let downstream: Subscriber<T, E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(downstream: Subscriber<T, E>) {
-        self.downstream = downstream
-    }
 
     func putNext(_ event: SignalEvent<T, E>, from _: _SubscriptionBase) {
         switch event {
@@ -150,9 +138,7 @@ extension SignalEvent {
 ///   result completes.
 /// - Disposal: returns the upstream handle.
 public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEvent<T, E>, NoError> {
-    Signal { subscriber in
-        signal._start(_DematerializeSink(downstream: subscriber))
-    }._derived("materialize", from: signal)
+    _lift(signal, "materialize") { _DematerializeSink(downstream: $0) }
 }
 
 /// Turns event values back into events: `.Next(v)` sends `v`, `.Error(e)`
@@ -171,7 +157,5 @@ public func materializeEvents<T, E>(_ signal: Signal<T, E>) -> Signal<SignalEven
 ///   upstream is then disposed).
 /// - Disposal: returns the upstream handle.
 public func dematerializeEvents<T, E>(_ signal: Signal<SignalEvent<T, E>, NoError>) -> Signal<T, E> {
-    Signal { subscriber in
-        signal._start(_MaterializeSink(downstream: subscriber))
-    }._derived("dematerialize", from: signal)
+    _lift(signal, "dematerialize") { _MaterializeSink(downstream: $0) }
 }

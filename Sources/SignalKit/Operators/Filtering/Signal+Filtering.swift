@@ -89,13 +89,8 @@ struct _DistinctUntilChangedSink<T, E>: _PassThroughSink {
     typealias Output = T
     typealias Failure = E
     let downstream: Subscriber<T, E>
-    let isEqual: (T, T) -> Bool
+    let isEqual: @Sendable (T, T) -> Bool
     let state = _DistinctUntilChangedState<T>()
-
-    init(downstream: Subscriber<T, E>, isEqual: @escaping @Sendable (T, T) -> Bool) {
-        self.isEqual = isEqual
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // `isEqual` is user code: called outside the lock.
@@ -141,9 +136,7 @@ final class _DistinctUntilChangedState<T>: @unchecked Sendable {
 /// - Termination: forwarded unchanged.
 /// - Disposal: disposes the source.
 public func ignoreValues<T, E>(_ signal: Signal<T, E>) -> Signal<Never, E> {
-    Signal { subscriber in
-        signal._start(_IgnoreValuesSink(downstream: subscriber))
-    }._derived("ignoreValues", from: signal)
+    _lift(signal, "ignoreValues") { _IgnoreValuesSink(downstream: $0) }
 }
 
 struct _IgnoreValuesSink<T, E>: _PassThroughSink {
@@ -189,11 +182,6 @@ struct _SkipSink<T, E>: _PassThroughSink, ~Copyable {
     let downstream: Subscriber<T, E>
     let count: Int
     let seen = Synchronization.Atomic<Int>(0)
-
-    init(downstream: Subscriber<T, E>, count: Int) {
-        self.count = count
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // Stop counting once past `count`: the counter never wraps.
@@ -250,13 +238,8 @@ struct _SkipWhileSink<T, E>: _PassThroughSink, ~Copyable {
     typealias Output = T
     typealias Failure = E
     let downstream: Subscriber<T, E>
-    let skips: (T) -> Bool
+    let skips: @Sendable (T) -> Bool
     let passing = Synchronization.Atomic<Bool>(false)
-
-    init(downstream: Subscriber<T, E>, skips: @escaping @Sendable (T) -> Bool) {
-        self.skips = skips
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         if !passing.load(ordering: .acquiring) {

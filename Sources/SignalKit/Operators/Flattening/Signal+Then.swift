@@ -79,7 +79,7 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
 
     /// Subscribes the next segment. Call only when not exhausted.
     func subscribeNext(_ downstream: Subscriber<T, E>) -> any Disposable {
-        nextSegment()._start(_ThenSink(run: self, downstream: downstream))
+        nextSegment()._start(_LoopSink(run: self, downstream: downstream))
     }
 
     /// Pops the next segment, splicing `then` chains and calling `deferred`
@@ -105,32 +105,19 @@ final class _ThenRun<T, E>: _StepTrampoline, @unchecked Sendable {
     }
 }
 
-struct _ThenSink<T, E>: _InlineSink {
-    typealias Input = T
-    typealias Failure = E
-
-    let run: _ThenRun<T, E>
-    let downstream: Subscriber<T, E>
-    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(run: _ThenRun<T, E>, downstream: Subscriber<T, E>) {
-        self.run = run
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
-
-    func putError(_ error: E) {
-        run.stop()
+extension _ThenRun: _LoopRun {
+    /// An error ends the chain.
+    func sourceFailed(_ error: E, downstream: Subscriber<T, E>) {
+        stop()
         downstream.putError(error)
     }
 
-    func putCompletion() {
-        if run.isExhausted {
+    /// A completion subscribes the next segment, or completes after the last.
+    func sourceCompleted(downstream: Subscriber<T, E>) {
+        if isExhausted {
             downstream.putCompletion()
             return
         }
-        let (run, downstream) = (self.run, self.downstream)
-        run.advance(downstream: downstream._subscriptionBase) { run.subscribeNext(downstream) }
+        advance(downstream: downstream._subscriptionBase) { subscribeNext(downstream) }
     }
 }

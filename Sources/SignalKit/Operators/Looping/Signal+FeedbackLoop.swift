@@ -53,27 +53,10 @@ public func feedbackLoop<R1, R, E>(
     reduce: @escaping @Sendable (R1, R1) -> R1
 ) -> Signal<R, E> {
     Signal { subscriber in
-        let control = _FeedbackLoopControl()
+        let control = _LoopControl()
         _FeedbackLoop<R1, R, E>(once: once, downstream: subscriber, control: control).iterate()
         return control
     }._combined("feedbackLoop", inputs: [])
-}
-
-/// What the returned disposable controls: the current iteration and the
-/// stop flag. It does not reference the loop, so holding it creates no
-/// cycle through the downstream subscriber.
-final class _FeedbackLoopControl: Disposable, @unchecked Sendable {
-    // `@unchecked Sendable`: `disposed` is a Synchronization.Atomic and
-    // `current` a MetaDisposable.
-    let current = MetaDisposable()
-    private let disposed = Synchronization.Atomic<Bool>(false)
-
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
-
-    func dispose() {
-        disposed.store(true, ordering: .releasing)
-        current.dispose()
-    }
 }
 
 /// The loop. Kept alive by the running iteration's sink (and by the frame
@@ -83,7 +66,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     // other `let`s are immutable or thread-safe.
     let once: (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?
     let downstream: Subscriber<R, E>
-    let control: _FeedbackLoopControl
+    let control: _LoopControl
     /// Running: a frame runs the loop in `iterate`; due: an iteration
     /// completed while it did.
     private let gate = _LockedState(_RunAgainGate())
@@ -91,7 +74,7 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     init(
         once: @escaping @Sendable (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
         downstream: Subscriber<R, E>,
-        control: _FeedbackLoopControl
+        control: _LoopControl
     ) {
         self.once = once
         self.downstream = downstream
@@ -126,10 +109,6 @@ struct _FeedbackLoopSink<R1, R, E>: _InlineSink {
     typealias Failure = E
 
     let loop: _FeedbackLoop<R1, R, E>
-
-    init(loop: _FeedbackLoop<R1, R, E>) {
-        self.loop = loop
-    }
 
     var downstreamSubscription: _SubscriptionBase? { loop.downstream._subscriptionBase }
 

@@ -150,7 +150,7 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
 
     func subscribe(_ downstream: Subscriber<T, R>) -> any Disposable {
         guard let signal = mutex.withLock({ signal }) else { return EmptyDisposable }
-        return signal._start(_RestartSink(run: self, downstream: downstream))
+        return signal._start(_LoopSink(run: self, downstream: downstream))
     }
 
     override func didDispose() {
@@ -159,41 +159,26 @@ final class _RestartRun<T, E, R>: _StepTrampoline, @unchecked Sendable {
     }
 }
 
-struct _RestartSink<T, E, R>: _InlineSink {
-    typealias Input = T
-    typealias Failure = E
-
-    let run: _RestartRun<T, E, R>
-    let downstream: Subscriber<T, R>
-    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(run: _RestartRun<T, E, R>, downstream: Subscriber<T, R>) {
-        self.run = run
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
-
-    func putError(_ error: E) {
-        switch run.onError(error) {
+extension _RestartRun: _LoopRun {
+    func sourceFailed(_ error: E, downstream: Subscriber<T, R>) {
+        switch onError(error) {
         case .restart:
-            restart()
+            restart(downstream)
         case .error(let mapped):
-            run.stop()
+            stop()
             downstream.putError(mapped)
         }
     }
 
-    func putCompletion() {
-        if run.restartsOnCompletion {
-            restart()
+    func sourceCompleted(downstream: Subscriber<T, R>) {
+        if restartsOnCompletion {
+            restart(downstream)
         } else {
             downstream.putCompletion()
         }
     }
 
-    private func restart() {
-        let (run, downstream) = (self.run, self.downstream)
-        run.advance(downstream: downstream._subscriptionBase) { run.subscribe(downstream) }
+    private func restart(_ downstream: Subscriber<T, R>) {
+        advance(downstream: downstream._subscriptionBase) { subscribe(downstream) }
     }
 }

@@ -28,7 +28,7 @@
 /// - Disposal: returns the upstream handle.
 public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("beforeNext") { subscriber in
-        _BeforeNextSink(downstream: subscriber, action: f)
+        _DoSink(downstream: subscriber, next: f)
     }
 }
 
@@ -53,7 +53,7 @@ public func beforeNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T,
 /// - Disposal: returns the upstream handle.
 public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("afterNext") { subscriber in
-        _AfterNextSink(downstream: subscriber, action: f)
+        _DoSink(downstream: subscriber, next: f, hooksRunAfter: true)
     }
 }
 
@@ -72,12 +72,7 @@ public func afterNext<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, 
 /// - Termination: events are forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            f()
-            return signal._start(_ForwardSink(downstream: subscriber))
-        }._derived("beforeStarted", from: signal)
-    }
+    _runningFirst("beforeStarted", f)
 }
 
 /// Calls `f` when the upstream completes, then forwards the completion.
@@ -96,7 +91,7 @@ public func beforeStarted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<
 /// - Disposal: returns the upstream handle.
 public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("beforeCompleted") { subscriber in
-        _BeforeCompletedSink(downstream: subscriber, action: f)
+        _DoSink<T, E, Void>(downstream: subscriber, completed: f)
     }
 }
 
@@ -122,7 +117,7 @@ public func beforeCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signa
 /// - Disposal: returns the upstream handle.
 public func afterCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("afterCompleted") { subscriber in
-        _AfterCompletedSink(downstream: subscriber, action: f)
+        _DoSink<T, E, Void>(downstream: subscriber, completed: f, hooksRunAfter: true)
     }
 }
 
@@ -155,81 +150,5 @@ public func afterDisposed<T, E, R>(_ f: @escaping @Sendable () -> R) -> (Signal<
             disposables.add(ActionDisposable { _ = f() })
             return disposables
         }._derived("afterDisposed", from: signal)
-    }
-}
-
-// MARK: - Sinks
-
-struct _BeforeNextSink<T, E, R>: _PassThroughSink {
-    typealias Input = T
-    typealias Output = T
-    typealias Failure = E
-    let downstream: Subscriber<T, E>
-    let action: (T) -> R
-
-    init(downstream: Subscriber<T, E>, action: @escaping @Sendable (T) -> R) {
-        self.action = action
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) {
-        _ = action(value)
-        downstream.putNext(value)
-    }
-}
-
-struct _AfterNextSink<T, E, R>: _PassThroughSink {
-    typealias Input = T
-    typealias Output = T
-    typealias Failure = E
-    let downstream: Subscriber<T, E>
-    let action: (T) -> R
-
-    init(downstream: Subscriber<T, E>, action: @escaping @Sendable (T) -> R) {
-        self.action = action
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) {
-        downstream.putNext(value)
-        _ = action(value)
-    }
-}
-
-struct _BeforeCompletedSink<T, E>: _PassThroughSink {
-    typealias Input = T
-    typealias Output = T
-    typealias Failure = E
-    let downstream: Subscriber<T, E>
-    let action: () -> Void
-
-    init(downstream: Subscriber<T, E>, action: @escaping @Sendable () -> Void) {
-        self.action = action
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
-    func putCompletion() {
-        action()
-        downstream.putCompletion()
-    }
-}
-
-struct _AfterCompletedSink<T, E>: _PassThroughSink {
-    typealias Input = T
-    typealias Output = T
-    typealias Failure = E
-    let downstream: Subscriber<T, E>
-    let action: () -> Void
-
-    init(downstream: Subscriber<T, E>, action: @escaping @Sendable () -> Void) {
-        self.action = action
-        self.downstream = downstream
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
-    func putCompletion() {
-        downstream.putCompletion()
-        action()
     }
 }

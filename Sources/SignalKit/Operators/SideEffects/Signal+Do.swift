@@ -25,7 +25,7 @@
 /// - Disposal: returns the upstream handle.
 public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("doNext") { subscriber in
-        _DoSink(downstream: subscriber, next: f, error: nil, completed: nil)
+        _DoSink(downstream: subscriber, next: f)
     }
 }
 
@@ -44,7 +44,7 @@ public func doNext<T, E>(_ f: @escaping @Sendable (T) -> Void) -> (Signal<T, E>)
 /// - Disposal: returns the upstream handle.
 public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("doError") { subscriber in
-        _DoSink(downstream: subscriber, next: nil, error: f, completed: nil)
+        _DoSink<T, E, Void>(downstream: subscriber, error: f)
     }
 }
 
@@ -64,7 +64,7 @@ public func doError<T, E>(_ f: @escaping @Sendable (E) -> Void) -> (Signal<T, E>
 /// - Disposal: returns the upstream handle.
 public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("doCompleted") { subscriber in
-        _DoSink(downstream: subscriber, next: nil, error: nil, completed: f)
+        _DoSink<T, E, Void>(downstream: subscriber, completed: f)
     }
 }
 
@@ -82,12 +82,7 @@ public func doCompleted<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T,
 /// - Termination: forwarded unchanged.
 /// - Disposal: returns the upstream handle.
 public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
-    { signal in
-        Signal { subscriber in
-            f()
-            return signal._start(_ForwardSink(downstream: subscriber))
-        }._derived("initially", from: signal)
-    }
+    _runningFirst("initially", f)
 }
 
 /// Runs `f` when the signal completes or fails, before forwarding that event
@@ -110,30 +105,60 @@ public func initially<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E
 /// - Disposal: returns the upstream handle; disposal does not call `f`.
 public func finally<T, E>(_ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
     _lift("finally") { subscriber in
-        _DoSink(downstream: subscriber, next: nil, error: { _ in f() }, completed: f)
+        _DoSink<T, E, Void>(downstream: subscriber, error: { _ in f() }, completed: f)
     }
 }
 
-struct _DoSink<T, E>: _InlineSink {
+/// `initially` and `beforeStarted`: runs `f` at each subscription, then
+/// subscribes the upstream through a forwarding sink.
+func _runningFirst<T, E>(_ name: StaticString, _ f: @escaping @Sendable () -> Void) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        Signal { subscriber in
+            f()
+            return signal._start(_ForwardSink(downstream: subscriber))
+        }._derived(name, from: signal)
+    }
+}
+
+/// The sink of the event hooks of this family (ReactiveCocoa's `doNext`,
+/// `doError`, `doCompleted`, `finally`; SwiftSignalKit's `beforeNext`,
+/// `afterNext`, `beforeCompleted`, `afterCompleted`): each hook that is set
+/// runs before its event is forwarded; `next` and `completed` run after it
+/// instead when `hooksRunAfter` (no operator runs `error` after). The
+/// result of `next` is ignored.
+struct _DoSink<T, E, R>: _InlineSink {
     typealias Input = T
     typealias Failure = E
 
     let downstream: Subscriber<T, E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-    let next: ((T) -> Void)?
-    let error: ((E) -> Void)?
-    let completed: (() -> Void)?
+    let next: (@Sendable (T) -> R)?
+    let error: (@Sendable (E) -> Void)?
+    let completed: (@Sendable () -> Void)?
+    let hooksRunAfter: Bool
 
-    init(downstream: Subscriber<T, E>, next: ((T) -> Void)?, error: ((E) -> Void)?, completed: (() -> Void)?) {
+    init(
+        downstream: Subscriber<T, E>,
+        next: (@Sendable (T) -> R)? = nil,
+        error: (@Sendable (E) -> Void)? = nil,
+        completed: (@Sendable () -> Void)? = nil,
+        hooksRunAfter: Bool = false
+    ) {
         self.downstream = downstream
         self.next = next
         self.error = error
         self.completed = completed
+        self.hooksRunAfter = hooksRunAfter
     }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
-        next?(value)
-        downstream.putNext(value)
+        if hooksRunAfter {
+            downstream.putNext(value)
+            _ = next?(value)
+        } else {
+            _ = next?(value)
+            downstream.putNext(value)
+        }
     }
 
     func putError(_ error: E) {
@@ -142,7 +167,12 @@ struct _DoSink<T, E>: _InlineSink {
     }
 
     func putCompletion() {
-        completed?()
-        downstream.putCompletion()
+        if hooksRunAfter {
+            downstream.putCompletion()
+            completed?()
+        } else {
+            completed?()
+            downstream.putCompletion()
+        }
     }
 }

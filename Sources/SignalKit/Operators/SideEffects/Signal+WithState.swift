@@ -62,23 +62,9 @@ struct _WithStateSink<T, E, S>: _InlineSink {
     let downstream: Subscriber<T, E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     let state: S
-    let next: (T, S) -> Void
-    let error: (E, S) -> Void
-    let completed: (S) -> Void
-
-    init(
-        downstream: Subscriber<T, E>,
-        state: S,
-        next: @escaping @Sendable (T, S) -> Void,
-        error: @escaping @Sendable (E, S) -> Void,
-        completed: @escaping @Sendable (S) -> Void
-    ) {
-        self.downstream = downstream
-        self.state = state
-        self.next = next
-        self.error = error
-        self.completed = completed
-    }
+    let next: @Sendable (T, S) -> Void
+    let error: @Sendable (E, S) -> Void
+    let completed: @Sendable (S) -> Void
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         next(value, state)

@@ -41,11 +41,6 @@ struct _FirstOrDefaultSink<T, E>: _PassThroughSink, ~Copyable {
     let defaultValue: T
     let done = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<T, E>, defaultValue: T) {
-        self.defaultValue = defaultValue
-        self.downstream = downstream
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) {
         guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
         downstream.putNext(value)
@@ -90,11 +85,6 @@ struct _LastOrDefaultSink<T, E>: _PassThroughSink {
     let downstream: Subscriber<T, E>
     let defaultValue: T
     let last = _GuardedValue<T?>(nil)
-
-    init(downstream: Subscriber<T, E>, defaultValue: T) {
-        self.defaultValue = defaultValue
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // The replaced value is released here, outside the lock.

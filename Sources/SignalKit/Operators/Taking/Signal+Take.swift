@@ -92,11 +92,6 @@ struct _TakeSink<T, E>: _PassThroughSink, ~Copyable {
     let limit: Int
     let counter = Synchronization.Atomic<Int>(0)
 
-    init(downstream: Subscriber<T, E>, limit: Int) {
-        self.limit = limit
-        self.downstream = downstream
-    }
-
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // `take(0)` (or a negative count) passes nothing and never completes
         // on values; skipping the counter also keeps it from ever wrapping.
@@ -115,12 +110,7 @@ struct _TakeUntilSink<T, E>: _PassThroughSink {
     typealias Output = T
     typealias Failure = E
     let downstream: Subscriber<T, E>
-    let until: (T) -> SignalTakeAction
-
-    init(downstream: Subscriber<T, E>, until: @escaping @Sendable (T) -> SignalTakeAction) {
-        self.until = until
-        self.downstream = downstream
-    }
+    let until: @Sendable (T) -> SignalTakeAction
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         let action = until(value)

@@ -25,9 +25,7 @@ import Synchronization
 ///   none) then completes; an error is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
 public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
-    Signal { subscriber in
-        signal._start(_TakeLastSink(downstream: subscriber))
-    }._derived("takeLast", from: signal)
+    _lift(signal, "takeLast") { _TakeLastSink(downstream: $0) }
 }
 
 /// Emits the last value as an optional when the upstream completes (`nil` if
@@ -47,9 +45,7 @@ public func takeLast<T, E>(_ signal: Signal<T, E>) -> Signal<T, E> {
 ///   error is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
 public func last<T, E>(signal: Signal<T, E>) -> Signal<T?, E> {
-    Signal { subscriber in
-        signal._start(_LastSink(downstream: subscriber))
-    }._derived("last", from: signal)
+    _lift(signal, "last") { _LastSink(downstream: $0) }
 }
 
 struct _TakeLastSink<T, E>: _PassThroughSink {

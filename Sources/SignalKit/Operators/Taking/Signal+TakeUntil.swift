@@ -108,13 +108,8 @@ struct _TakeWhileSink<T, E>: _PassThroughSink, ~Copyable {
     typealias Output = T
     typealias Failure = E
     let downstream: Subscriber<T, E>
-    let passes: (T) -> Bool
+    let passes: @Sendable (T) -> Bool
     let done = Synchronization.Atomic<Bool>(false)
-
-    init(downstream: Subscriber<T, E>, passes: @escaping @Sendable (T) -> Bool) {
-        self.passes = passes
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // After completing, a source still emitting inside its generator

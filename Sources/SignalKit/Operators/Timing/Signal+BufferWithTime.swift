@@ -39,110 +39,34 @@ public func bufferWithTime<T: Sendable, E>(_ interval: Double, queue: Queue) -> 
     return { signal in
         Signal { subscriber in
             let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(_ForwardSink(downstream: state))
-            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
-                upstream.dispose()
-                state?.stop()
-            }
+            return _startStopping(state, signal, _ForwardSink(downstream: state))
         }._derived("bufferWithTime", from: signal, arguments: "\(interval)")
     }
 }
 
-/// The current batch and its timer.
-///
-/// `@unchecked Sendable`: `batch`, `timer`, `armedNumber`, `batches` and
-/// `stopped` are guarded by `_LockedState`; the rest is immutable or
-/// thread-safe.
-final class _BufferState<T, E>: @unchecked Sendable {
-    private struct State {
-        var batch: [T] = []
-        var timer: (any Disposable)?
-        /// The number of the batch whose timer is armed, if one is.
-        var armedNumber: Int?
-        var batches = 0
-        var stopped = false
-    }
-
-    let delivery: _SerialDelivery<[T], E>
-    let interval: Double
-    let queue: Queue
-    private let state = _LockedState(State())
+/// The current batch and its timer: the batch is `_PendingTimerState`'s
+/// waiting value (nil while no batch is open, never empty), and its timer,
+/// armed by the batch's first value, sends it when it fires (the shared
+/// `timerFired`). Completion flushes the batch, `stop()` drops it.
+final class _BufferState<T, E>: _PendingTimerState<[T], E, Void>, @unchecked Sendable {
+    // `@unchecked Sendable`: no fields of its own.
 
     init(downstream: Subscriber<[T], E>, interval: Double, queue: Queue) {
-        self.delivery = _SerialDelivery(downstream: downstream)
-        self.interval = interval
-        self.queue = queue
+        super.init(downstream: downstream, interval: interval, queue: queue, extra: ())
     }
 
     func putNext(_ value: T) {
-        let arming = state.withLock { state -> Int? in
+        let opened = state.withLock { state -> Int? in
             guard !state.stopped else { return nil }
-            state.batch.append(value)
-            guard state.armedNumber == nil else { return nil }
-            state.batches += 1
-            state.armedNumber = state.batches
-            return state.batches
+            if state.pending != nil {
+                state.pending!.append(value)
+                return nil
+            }
+            state.pending = [value]
+            state.generation += 1
+            return state.generation
         }
-        guard let number = arming else { return }
-        // Strong: a pending timer keeps the state (and the downstream) alive
-        // until it fires or is cancelled, also once the upstream let go.
-        let handle = queue.cancellableAfter(interval) { [self] in
-            fire(number)
-        }
-        let keep = state.withLock { state -> Bool in
-            guard !state.stopped, state.armedNumber == number else { return false }
-            state.timer = handle
-            return true
-        }
-        if !keep { handle.dispose() }
-    }
-
-    private func fire(_ number: Int) {
-        var sent: [T] = []
-        var firedTimer: (any Disposable)?
-        let mustDrain = state.withLock { state -> Bool in
-            guard state.armedNumber == number else { return false }
-            state.armedNumber = nil
-            swap(&firedTimer, &state.timer)
-            swap(&sent, &state.batch)
-            return !sent.isEmpty && delivery.push(.next(sent))
-        }
-        firedTimer = nil  // released outside the lock
-        if mustDrain { delivery.drain() }
-    }
-
-    func putCompletion() {
-        var sent: [T] = []
-        let (oldTimer, mustDrain) = state.withLock { state -> ((any Disposable)?, Bool) in
-            swap(&sent, &state.batch)
-            let oldTimer = state.timer.take()
-            state.armedNumber = nil
-            state.stopped = true
-            var mustDrain = false
-            if !sent.isEmpty { mustDrain = delivery.push(.next(sent)) }
-            mustDrain = delivery.push(.completed) || mustDrain
-            return (oldTimer, mustDrain)
-        }
-        oldTimer?.dispose()
-        if mustDrain { delivery.drain() }
-    }
-
-    func putError(_ error: E) {
-        stop()
-        delivery.putError(error)
-    }
-
-    /// Drops the batch and cancels its timer; nothing more is sent.
-    func stop() {
-        var dropped: [T] = []
-        let oldTimer = state.withLock { state -> (any Disposable)? in
-            swap(&dropped, &state.batch)
-            state.armedNumber = nil
-            state.stopped = true
-            return state.timer.take()
-        }
-        oldTimer?.dispose()
-        dropped = []
+        if let opened { arm(opened) }
     }
 }
 

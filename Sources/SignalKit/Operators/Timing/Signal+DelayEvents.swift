@@ -39,11 +39,7 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
     { signal in
         Signal { subscriber in
             let state = _DelayEventsState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-            let upstream = signal._start(_DelayEventsSink(state: state))
-            return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
-                upstream.dispose()
-                state?.cancelAll()
-            }
+            return _startStopping(state, signal, _DelayEventsSink(state: state))
         }._derived("delayEvents", from: signal, arguments: "\(interval)")
     }
 }
@@ -52,7 +48,7 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
 ///
 /// `@unchecked Sendable`: `scheduled`, `nextNumber` and `stopped` are guarded
 /// by `_LockedState`; the rest is immutable.
-final class _DelayEventsState<T: Sendable, E: Sendable>: @unchecked Sendable {
+final class _DelayEventsState<T: Sendable, E: Sendable>: _StoppableTimingState, @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
     let interval: Double
     let queue: Queue
@@ -100,11 +96,12 @@ final class _DelayEventsState<T: Sendable, E: Sendable>: @unchecked Sendable {
     }
 
     func putError(_ error: E) {
-        cancelAll()
+        stop()
         delivery.putError(error)
     }
 
-    func cancelAll() {
+    /// Cancels every pending event; nothing more is scheduled.
+    func stop() {
         let pending = state.withLock { (state: inout State) -> [Int: (any Disposable)?] in
             state.stopped = true
             defer { state.scheduled = [:] }

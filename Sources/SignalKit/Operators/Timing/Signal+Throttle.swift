@@ -82,11 +82,29 @@ private func _throttle<T, E>(
 ) -> Signal<T, E> {
     Signal { subscriber in
         let state = _ThrottleState<T, E>(downstream: subscriber, interval: interval, queue: queue)
-        let upstream = signal._start(_ThrottleSink(state: state, predicate: predicate))
-        return ActionDisposable { [weak state] in  // weak: see `_WeakDisposable`
-            upstream.dispose()
-            state?.stop()
-        }
+        return _startStopping(state, signal, _ThrottleSink(state: state, predicate: predicate))
+    }
+}
+
+/// The state of a timing operator's subscription, which `stop()` ends:
+/// nothing more is sent, every pending timer is cancelled.
+protocol _StoppableTimingState: AnyObject, Sendable {
+    func stop()
+}
+
+/// Subscribes `signal` with `sink` (which feeds `state`); the disposable
+/// disposes the upstream, then stops `state`. It holds `state` weakly (see
+/// `_WeakDisposable`): a pending timer keeps the state alive, the
+/// disposable does not.
+func _startStopping<State: _StoppableTimingState, S: _InlineSink & ~Copyable>(
+    _ state: State,
+    _ signal: Signal<S.Input, S.Failure>,
+    _ sink: consuming S
+) -> any Disposable {
+    let upstream = signal._start(sink)
+    return ActionDisposable { [weak state] in
+        upstream.dispose()
+        state?.stop()
     }
 }
 
@@ -101,16 +119,17 @@ struct _PendingTimer<T, Extra> {
     var extra: Extra
 }
 
-/// A value waiting for a timer, shared by `throttle` (the debounce) and
-/// `throttle(for:queue:latest:)` (the rate limit): the waiting value, the
-/// armed timer and the termination, with the subclass's `Extra`, all in one
-/// `_LockedState`; a subclass says what a timer does when it fires
-/// (`timerFired`).
+/// A value waiting for a timer, shared by `throttle` (the debounce),
+/// `throttle(for:queue:latest:)` (the rate limit) and `bufferWithTime` (the
+/// waiting value is the batch): the waiting value, the armed timer and the
+/// termination, with the subclass's `Extra`, all in one `_LockedState`; a
+/// subclass may say what a timer does when it fires (`timerFired`; by
+/// default the current timer sends the waiting value).
 ///
 /// `@unchecked Sendable`: `pending`, `timer`, `generation`, `stopped` and the
 /// subclass's `extra` are guarded by `_LockedState`; the rest is immutable or
 /// thread-safe.
-class _PendingTimerState<T, E, Extra>: @unchecked Sendable {
+class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
     let interval: Double
     let queue: Queue
@@ -138,9 +157,20 @@ class _PendingTimerState<T, E, Extra>: @unchecked Sendable {
         if !keep { handle.dispose() }
     }
 
-    /// What timer `number` does when it fires (called without the lock).
+    /// What timer `number` does when it fires (called without the lock): if
+    /// it is still the current one, sends the waiting value (if any).
     func timerFired(_ number: Int) {
-        fatalError("_PendingTimerState.timerFired is abstract")
+        var flushed: T?
+        var firedTimer: (any Disposable)?
+        let mustDrain = state.withLock { state -> Bool in
+            guard state.generation == number else { return false }
+            swap(&flushed, &state.pending)
+            swap(&firedTimer, &state.timer)
+            if let flushed { return delivery.push(.next(flushed)) }
+            return false
+        }
+        firedTimer = nil  // released outside the lock
+        if mustDrain { delivery.drain() }
     }
 
     /// Sends the waiting value (if any), then completes.
@@ -208,20 +238,6 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
         if let armed { arm(armed) }
         if mustDrain { delivery.drain() }
     }
-
-    override func timerFired(_ number: Int) {
-        var flushed: T?
-        var firedTimer: (any Disposable)?
-        let mustDrain = state.withLock { state -> Bool in
-            guard state.generation == number else { return false }
-            swap(&flushed, &state.pending)
-            swap(&firedTimer, &state.timer)
-            if let flushed { return delivery.push(.next(flushed)) }
-            return false
-        }
-        firedTimer = nil  // released outside the lock
-        if mustDrain { delivery.drain() }
-    }
 }
 
 struct _ThrottleSink<T, E>: _InlineSink {
@@ -229,12 +245,7 @@ struct _ThrottleSink<T, E>: _InlineSink {
     typealias Failure = E
 
     let state: _ThrottleState<T, E>
-    let predicate: (T) -> Bool
-
-    init(state: _ThrottleState<T, E>, predicate: @escaping @Sendable (T) -> Bool) {
-        self.state = state
-        self.predicate = predicate
-    }
+    let predicate: @Sendable (T) -> Bool
 
     func putNext(_ value: T, from _: _SubscriptionBase) { state.putNext(value, throttled: predicate(value)) }
     func putError(_ error: E) { state.putError(error) }

@@ -81,12 +81,6 @@ struct _TimeoutSink<T, E>: _InlineSink {
     let timer: Timer
     let target: _TimeoutTarget<T, E>
 
-    init(downstream: Subscriber<T, E>, timer: Timer, target: _TimeoutTarget<T, E>) {
-        self.downstream = downstream
-        self.timer = timer
-        self.target = target
-    }
-
     @inline(__always)
     private func stopTimer() {
         timer.invalidate()

@@ -62,12 +62,7 @@ struct _OptionalMapSink<T, E, R>: _PassThroughSink {
     typealias Output = R?
     typealias Failure = E
     let downstream: Subscriber<R?, E>
-    let transform: (T) -> R
-
-    init(downstream: Subscriber<R?, E>, transform: @escaping @Sendable (T) -> R) {
-        self.transform = transform
-        self.downstream = downstream
-    }
+    let transform: @Sendable (T) -> R
 
     func putNext(_ value: T?, from _: _SubscriptionBase) { downstream.putNext(value.map(transform)) }
 }

@@ -48,12 +48,7 @@ struct _MapErrorSink<T, E, R>: _InlineSink {
 
     let downstream: Subscriber<T, R>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-    let transform: (E) -> R
-
-    init(downstream: Subscriber<T, R>, transform: @escaping @Sendable (E) -> R) {
-        self.downstream = downstream
-        self.transform = transform
-    }
+    let transform: @Sendable (E) -> R
 
     func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
     func putError(_ error: E) { downstream.putError(transform(error)) }
@@ -66,10 +61,6 @@ struct _CastErrorSink<T, E>: _InlineSink {
 
     let downstream: Subscriber<T, E>
     var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
-
-    init(downstream: Subscriber<T, E>) {
-        self.downstream = downstream
-    }
 
     func putNext(_ value: T, from _: _SubscriptionBase) { downstream.putNext(value) }
     func putError(_ error: NoError) {}
