@@ -11,12 +11,12 @@ import Synchronization
 /// Each RPC is one subscription: a call subscribes to the signal (or to the
 /// signal the factory makes from the request), its values are the response
 /// messages, completion ends the RPC with status OK, an error ends it with
-/// the status `errorStatus` makes of it (by default ``GRPCCore/RPCError/init(signalError:)``:
+/// the status `errorStatus` makes of it (by default `RPCError(signalError:)`:
 /// the error's description as the message). When the client cancels the
 /// call, disconnects or its deadline passes, or the server shuts down, the
-/// subscription is disposed (through `withRPCCancellationHandler`: a
-/// handler that only returns would leave the signal running until its next
-/// write failed). Values wait for the client in a bounded buffer, see
+/// subscription is disposed at once (through `withRPCCancellationHandler`:
+/// gRPC does not cancel the task that produces a response when the client
+/// goes away). Values wait for the client in a bounded buffer, see
 /// ``RemoteSignalBuffer``.
 ///
 /// ```swift
