@@ -18,7 +18,8 @@ extension GRPCClient {
     ///
     /// Events are delivered one at a time on the task that runs the call (a
     /// thread of Swift's global concurrent executor); use `deliverOn` to move
-    /// them to a queue. A call cancelled by `dispose()` delivers nothing more.
+    /// them to a queue. A call ended by `dispose()` ends silently: its
+    /// cancellation is not reported as an error.
     ///
     /// Reconnecting is a composition: resubscribe after an error with a
     /// delay (`retry`), so that a server restart or a dropped connection
