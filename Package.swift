@@ -5,10 +5,11 @@
 //
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
-// The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics) are
-// products whose package dependencies are guarded by traits (NIO, Logging,
-// Metrics; none enabled by default): a client that does not enable a trait
-// does not even fetch swift-nio, swift-log or swift-metrics (measured with
+// The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
+// SignalKitGRPC) are products whose package dependencies are guarded by
+// traits (NIO, Logging, Metrics, GRPC; none enabled by default): a client
+// that does not enable a trait does not even fetch swift-nio, swift-log,
+// swift-metrics or grpc-swift (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
 // dependencies are still fetched). A client enables what it uses:
 // `.package(url: …, from: …, traits: ["NIO", "Logging", "Metrics"])`. An
@@ -33,11 +34,13 @@ let package = Package(
         .library(name: "SignalKitNIO", targets: ["SignalKitNIO"]),
         .library(name: "SignalKitLogging", targets: ["SignalKitLogging"]),
         .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
+        .library(name: "SignalKitGRPC", targets: ["SignalKitGRPC"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
         .trait(name: "Logging", description: "SignalKitLogging: event logging into swift-log"),
         .trait(name: "Metrics", description: "SignalKitMetrics: counters, timers and gauges in swift-metrics"),
+        .trait(name: "GRPC", description: "SignalKitGRPC: cold signals across processes as server-streaming RPCs (grpc-swift 2)"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -45,6 +48,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        // The HTTP/2 transport (BoringSSL, NIOHTTP2): SignalKitGRPC's tests
+        // only; the library itself needs GRPCCore, its users pick a transport.
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -85,6 +92,11 @@ let package = Package(
         .target(
             name: "SignalKitMetrics",
             dependencies: ["SignalKit", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitGRPC",
+            dependencies: ["SignalKit", .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"]))],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -134,6 +146,27 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitGRPCTests",
+            dependencies: [
+                "SignalKitGRPC", "SignalKitTesting", "SignalKitGRPCTestClient",
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A client process for SignalKitGRPCTests (killed with SIGKILL by a
+        // test); an empty program without the GRPC trait.
+        .executableTarget(
+            name: "SignalKitGRPCTestClient",
+            dependencies: [
+                "SignalKitGRPC", "SignalKit",
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
+            ],
+            path: "Tests/SignalKitGRPCTestClient",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,234 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if GRPC
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import SignalKit
+import SignalKitGRPC
+import SignalKitTesting
+import Testing
+
+private enum Boom: Error, CustomStringConvertible {
+    case boom(String)
+    var description: String {
+        switch self {
+        case .boom(let message): message
+        }
+    }
+}
+
+/// Every suite of this target is nested in this one, so that their tests run
+/// one at a time: they compare process-wide live-object counters.
+@Suite(.serialized) enum GRPCSuite {}
+
+extension GRPCSuite {
+    /// A server and its clients on loopback, in this process.
+    @Suite struct RemoteSignalTests {
+        @Test func everyValueInOrderThenCompletion() async throws {
+            try await leakChecked {
+                let serverLog = EventLog()
+                let pipe = ValuePipe<Int>()
+                var service = RemoteSignalService()
+                service.serve(Methods.ticks) { request in
+                    logged(pipe.signal(), "feed", serverLog).take(100) |> map { Tick(symbol: request.symbol, price: $0) }
+                }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ticks, request: Subscribe(symbol: "ACME")), log)
+                    #expect(await waitUntil { serverLog.events == ["feed.subscribe"] })
+                    for price in 1...100 { pipe.putNext(price) }
+                    #expect(await waitUntil { log.events.last == "completed" })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == (1...100).map { "next ACME@\($0)" } + ["completed"])
+                #expect(serverLog.events == ["feed.subscribe", "feed.dispose"])
+            }
+        }
+
+        @Test func anUpstreamErrorArrivesAsAStatusWithItsMessage() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints) { request in
+                    Signal<Int, Boom> { subscriber in
+                        subscriber.putNext(1)
+                        subscriber.putNext(2)
+                        subscriber.putError(.boom("disk on fire: \(request)"))
+                        return EmptyDisposable
+                    }
+                }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { log.events.count == 3 })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == ["next 1", "next 2", "error unknown: disk on fire: A"])
+            }
+        }
+
+        @Test func anRPCErrorKeepsItsCode() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints) { _ in
+                    Signal<Int, RPCError>.fail(RPCError(code: .notFound, message: "no such feed"))
+                }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { log.events.count == 1 })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == ["error notFound: no such feed"])
+            }
+        }
+
+        @Test func disposingTheClientDisposesTheServersSubscriptionWithinASecond() async throws {
+            try await leakChecked {
+                let serverLog = EventLog()
+                let pipe = ValuePipe<Int>()
+                var service = RemoteSignalService()
+                service.serve(logged(pipe.signal(), "feed", serverLog), as: Methods.ints)
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                let elapsed = try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { serverLog.events == ["feed.subscribe"] })
+                    pipe.putNext(1)
+                    #expect(await waitUntil { log.events == ["next 1"] })
+                    let disposed = ContinuousClock.now
+                    handle.dispose()
+                    #expect(await waitUntil { serverLog.events.count == 2 })
+                    return ContinuousClock.now - disposed
+                }
+                await server.stop()
+                #expect(elapsed < .seconds(1))
+                #expect(log.events == ["next 1"])
+                #expect(serverLog.events == ["feed.subscribe", "feed.dispose"])
+            }
+        }
+
+        /// A burst of `limit + 1` values inside the subscription (before the
+        /// call can write anything): the call fails with `resourceExhausted`,
+        /// nothing is written, the subscription is disposed.
+        @Test func aBurstPastTheBoundFailsTheCall() async throws {
+            try await leakChecked {
+                let serverLog = EventLog()
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .failing(beyond: 5)) { _ in
+                    logged(burst(6), "burst", serverLog)
+                }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { log.events.count == 1 })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == ["error resourceExhausted: SignalKitGRPC: more than 5 values waiting for a slow client"])
+                #expect(serverLog.events == ["burst.subscribe", "burst.dispose"])
+            }
+        }
+
+        /// A burst up to the bound is delivered whole.
+        @Test func aBurstUpToTheBoundIsDelivered() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .failing(beyond: 5)) { _ in burst(5) }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { log.events.last == "completed" })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == ["next 1", "next 2", "next 3", "next 4", "next 5", "completed"])
+            }
+        }
+
+        /// Dropping the oldest: of a burst of 1,000 values into a buffer of 10,
+        /// the client gets the last 10, then the completion.
+        @Test func aBurstPastTheBoundDropsTheOldest() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .droppingOldest(beyond: 10)) { _ in burst(1_000) }
+                let server = try await TestServer.start(service)
+                let log = EventLog()
+                try await withTestClient(port: server.port) { client in
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { log.events.last == "completed" })
+                    handle.dispose()
+                }
+                await server.stop()
+                #expect(log.events == (991...1_000).map { "next \($0)" } + ["completed"])
+            }
+        }
+
+        /// `retry` with a delay resubscribes after the server goes away; the new
+        /// call reaches the server restarted on the same port.
+        @Test func retryReconnectsAfterTheServerRestarts() async throws {
+            try await leakChecked {
+                let serverLog = EventLog()
+                let first = ValuePipe<Int>()
+                let second = ValuePipe<Int>()
+                var firstService = RemoteSignalService()
+                firstService.serve(logged(first.signal(), "first", serverLog), as: Methods.ints)
+                var secondService = RemoteSignalService()
+                secondService.serve(logged(second.signal(), "second", serverLog), as: Methods.ints)
+                let server = try await TestServer.start(firstService)
+                let log = EventLog()
+                let retryQueue = Queue(name: "retry")
+                let events = try await withTestClient(port: server.port) { client in
+                    let handle = log.start(
+                        client.remoteSignal(Methods.ints, request: "A") |> retry(0.02, maxDelay: 0.1, onQueue: retryQueue)
+                    )
+                    #expect(await waitUntil { serverLog.events == ["first.subscribe"] })
+                    first.putNext(1)
+                    #expect(await waitUntil { log.events == ["next 1"] })
+                    await server.stop()
+                    #expect(await waitUntil { serverLog.events.count == 2 })
+                    let restarted = try await TestServer.start(secondService, port: server.port)
+                    #expect(await waitUntil { serverLog.events.count == 3 })
+                    second.putNext(2)
+                    #expect(await waitUntil { log.events == ["next 1", "next 2"] })
+                    handle.dispose()
+                    #expect(await waitUntil { serverLog.events.count == 4 })
+                    await restarted.stop()
+                    return serverLog.events
+                }
+                #expect(log.events == ["next 1", "next 2"])
+                #expect(events == ["first.subscribe", "first.dispose", "second.subscribe", "second.dispose"])
+            }
+        }
+
+        @Test func jsonRoundTripsACodableValue() throws {
+            let request: [UInt8] = try JSONMessageSerializer<Subscribe>().serialize(Subscribe(symbol: "ACME"))
+            #expect(String(decoding: request, as: UTF8.self) == #"{"symbol":"ACME"}"#)
+            let bytes: [UInt8] = try JSONMessageSerializer<Tick>().serialize(Tick(symbol: "ACME", price: 42))
+            #expect(try JSONMessageDeserializer<Tick>().deserialize(bytes).description == "ACME@42")
+        }
+
+        @Test func theBufferPolicyDescribesItself() {
+            #expect(RemoteSignalBuffer.standard.description == "fail beyond 10000")
+            #expect(RemoteSignalBuffer.droppingOldest(beyond: 3).description == "drop oldest beyond 3")
+        }
+    }
+}
+
+/// `1...count` synchronously inside the subscription, then completion.
+private func burst(_ count: Int) -> Signal<Int, NoError> {
+    Signal { subscriber in
+        for value in 1...count { subscriber.putNext(value) }
+        subscriber.putCompletion()
+        return EmptyDisposable
+    }
+}
+
+#endif  // GRPC
