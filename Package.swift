@@ -5,10 +5,11 @@
 //
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
-// The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics) are
-// products whose package dependencies are guarded by traits (NIO, Logging,
-// Metrics; none enabled by default): a client that does not enable a trait
-// does not even fetch swift-nio, swift-log or swift-metrics (measured with
+// The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
+// SignalKitPostgres) are products whose package dependencies are guarded by
+// traits (NIO, Logging, Metrics, Postgres; none enabled by default): a client
+// that does not enable a trait does not even fetch swift-nio, swift-log,
+// swift-metrics or postgres-nio (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
 // dependencies are still fetched). A client enables what it uses:
 // `.package(url: …, from: …, traits: ["NIO", "Logging", "Metrics"])`. An
@@ -33,11 +34,13 @@ let package = Package(
         .library(name: "SignalKitNIO", targets: ["SignalKitNIO"]),
         .library(name: "SignalKitLogging", targets: ["SignalKitLogging"]),
         .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
+        .library(name: "SignalKitPostgres", targets: ["SignalKitPostgres"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
         .trait(name: "Logging", description: "SignalKitLogging: event logging into swift-log"),
         .trait(name: "Metrics", description: "SignalKitMetrics: counters, timers and gauges in swift-metrics"),
+        .trait(name: "Postgres", description: "SignalKitPostgres: a LISTEN/NOTIFY change feed as a hot signal (postgres-nio)"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -45,6 +48,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -85,6 +89,26 @@ let package = Package(
         .target(
             name: "SignalKitMetrics",
             dependencies: ["SignalKit", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitPostgres",
+            dependencies: [
+                "SignalKit",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The listener process that SignalKitPostgresTests launches (two of
+        // them at once); empty without the Postgres trait.
+        .executableTarget(
+            name: "SignalKitPostgresListener",
+            dependencies: [
+                "SignalKitPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ],
+            path: "Tests/SignalKitPostgresListener",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -133,6 +157,14 @@ let package = Package(
                 "SignalKitMetrics", "SignalKitTesting",
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitPostgresTests",
+            dependencies: [
+                "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: swiftSettings
         ),
