@@ -91,7 +91,9 @@ extension Signal where T == String, E == NoError {
     /// ```
     ///
     /// Each value is sent as ``PostgresSequencedPayload`` `sender:n:value`,
-    /// numbered from 1 per subscription, and its size is checked when it
+    /// numbered from 1 per subscription (so no two payloads are identical,
+    /// and PostgreSQL's merging of identical payloads within a transaction
+    /// never drops a value), and its size is checked when it
     /// arrives, before anything is sent: a payload over
     /// ``PostgresSequencedPayload/maximumByteCount`` bytes fails the sink
     /// with ``PostgresNotifyError/payloadTooLarge(sequence:byteCount:limit:)``

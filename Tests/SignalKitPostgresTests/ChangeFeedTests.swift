@@ -245,5 +245,42 @@ struct ChangeFeedServerTests {
         }
         #expect(check.leaks() == nil)
     }
+
+    /// Measures a value's trip from a sink's source to a feed's subscriber
+    /// (NOTIFY transaction, commit, delivery), one value at a time; prints
+    /// the percentiles and checks only that every value arrived.
+    @Test func notifyToListenerLatency() async throws {
+        let check = LeakCheck()
+        do {
+            let channel = PostgresTestServer.uniqueChannel("latency")
+            let (arrivals, arrived) = AsyncStream.makeStream(of: String.self)
+            let feed = configuration.notifications(channel: channel).start(next: { event in
+                switch event {
+                case .listening: arrived.yield("listening")
+                case .notification(let payload): arrived.yield(payload)
+                }
+            })
+            var next = arrivals.makeAsyncIterator()
+            #expect(await next.next() == "listening")
+            let pipe = ValuePipe<String>()
+            let sink = pipe.signal().notify(channel: channel, configuration: configuration, sender: "s").start()
+            var samples: [Duration] = []
+            for index in 1...220 {
+                let sent = ContinuousClock.now
+                pipe.putNext("\(index)")
+                let payload = await next.next()
+                // The first 20 warm up (the sink's connection opens on the first).
+                if index > 20 { samples.append(ContinuousClock.now - sent) }
+                #expect(payload == "s:\(index):\(index)")
+            }
+            samples.sort()
+            let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
+            print("notify to listener, \(samples.count) values one at a time: p50 \(milliseconds(samples[samples.count / 2])) ms, p99 \(milliseconds(samples[samples.count * 99 / 100])) ms")
+            sink.dispose()
+            feed.dispose()
+            arrived.finish()
+        }
+        #expect(check.leaks() == nil)
+    }
 }
 #endif
