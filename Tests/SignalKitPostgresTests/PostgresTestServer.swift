@@ -115,17 +115,25 @@ final class ListenerProcess: @unchecked Sendable {
         process.arguments = [channel, applicationName]
         process.standardInput = input
         process.standardOutput = output
-        output.fileHandleForReading.readabilityHandler = { [self] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            let complete = partial.withLock { partial -> [String] in
-                partial += text
-                var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-                partial = parts.removeLast()
-                return parts
-            }
-            if !complete.isEmpty { lines.withLock { $0 += complete } }
-        }
         try process.run()
+        // A thread of its own reads the output with blocking reads until the
+        // end of the file (no readabilityHandler: its dispatch source has
+        // crashed the test process on Linux).
+        let reader = output.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { return }
+                let text = String(decoding: data, as: UTF8.self)
+                let complete = partial.withLock { partial -> [String] in
+                    partial += text
+                    var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                    partial = parts.removeLast()
+                    return parts
+                }
+                if !complete.isEmpty { lines.withLock { $0 += complete } }
+            }
+        }.start()
     }
 
     var events: [String] { lines.withLock { $0 } }
@@ -139,7 +147,6 @@ final class ListenerProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
-        output.fileHandleForReading.readabilityHandler = nil
         return process.terminationStatus
     }
 }
