@@ -253,7 +253,11 @@ extension PostgresTests {
                         for index in 1...100 { subscriber.putNext("\(index)") }
                         subscriber.putCompletion()
                         return EmptyDisposable
-                    } |> then(pipe.signal())).notify(channel: channel, configuration: configuration, sender: "s")
+                    } |> then(pipe.signal())).notify(
+                        channel: channel,
+                        configuration: PostgresTestServer.configuration(applicationName: "\(channel)_sink"),
+                        sender: "s"
+                    )
                 )
                 #expect(await waitUntil { batches.events.count == 1 })
                 #expect(batches.events == ["next PostgresNotifyBatch(sequences: ClosedRange(1...100))"])
@@ -268,7 +272,10 @@ extension PostgresTests {
                 #expect(
                     received.events == ["next listening(epoch: 1)"]
                         + (1...400).map { "next notification(payload: \"s:\($0):\($0)\")" })
+                // Disposing the sink closes its connection.
+                #expect(try await PostgresTestServer.backends(named: "\(channel)_sink") == 1)
                 handle.dispose()
+                #expect(try await waitUntil { try await PostgresTestServer.backends(named: "\(channel)_sink") == 0 })
                 feed.dispose()
             }
             #expect(check.leaks() == nil)
