@@ -84,8 +84,9 @@ public enum PostgresChangeFeedError: Error {
     /// so it is case-sensitive).
     case invalidChannel(String)
     /// The reconnect policy's `maximumAttempts` failed attempts in a row;
-    /// `lastError` is the last one's error.
-    case gaveUp(attempts: Int, lastError: any Error)
+    /// `lastError` is the last one's error (nil when its connection closed
+    /// without one).
+    case gaveUp(attempts: Int, lastError: (any Error)?)
 }
 
 extension PostgresConnection.Configuration {
@@ -326,7 +327,7 @@ final class _ChangeFeed: Sendable {
             }
             failures += 1
             if let maximum = policy.maximumAttempts, failures >= maximum {
-                fail(session: session, .gaveUp(attempts: failures, lastError: lastError ?? CancellationError()))
+                fail(session: session, .gaveUp(attempts: failures, lastError: lastError))
                 return
             }
             try? await Task.sleep(for: policy.delay(afterFailures: failures))
