@@ -6,10 +6,10 @@
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
 // The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
-// SignalKitGRPC) are products whose package dependencies are guarded by
-// traits (NIO, Logging, Metrics, GRPC; none enabled by default): a client
-// that does not enable a trait does not even fetch swift-nio, swift-log,
-// swift-metrics or grpc-swift (measured with
+// SignalKitGRPC, SignalKitPostgres) are products whose package dependencies
+// are guarded by traits (NIO, Logging, Metrics, GRPC, Postgres; none enabled
+// by default): a client that does not enable a trait does not even fetch
+// swift-nio, swift-log, swift-metrics, grpc-swift or postgres-nio (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
 // dependencies are still fetched). A client enables what it uses:
 // `.package(url: …, from: …, traits: ["NIO", "Logging", "Metrics"])`. An
@@ -35,12 +35,14 @@ let package = Package(
         .library(name: "SignalKitLogging", targets: ["SignalKitLogging"]),
         .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
         .library(name: "SignalKitGRPC", targets: ["SignalKitGRPC"]),
+        .library(name: "SignalKitPostgres", targets: ["SignalKitPostgres"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
         .trait(name: "Logging", description: "SignalKitLogging: event logging into swift-log"),
         .trait(name: "Metrics", description: "SignalKitMetrics: counters, timers and gauges in swift-metrics"),
         .trait(name: "GRPC", description: "SignalKitGRPC: cold signals across processes as server-streaming RPCs (grpc-swift 2)"),
+        .trait(name: "Postgres", description: "SignalKitPostgres: a LISTEN/NOTIFY change feed as a hot signal (postgres-nio)"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -52,6 +54,7 @@ let package = Package(
         // The HTTP/2 transport (BoringSSL, NIOHTTP2): SignalKitGRPC's tests
         // only; the library itself needs GRPCCore, its users pick a transport.
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -97,6 +100,26 @@ let package = Package(
         .target(
             name: "SignalKitGRPC",
             dependencies: ["SignalKit", .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitPostgres",
+            dependencies: [
+                "SignalKit",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The listener process that SignalKitPostgresTests launches (two of
+        // them at once); empty without the Postgres trait.
+        .executableTarget(
+            name: "SignalKitPostgresListener",
+            dependencies: [
+                "SignalKitPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ],
+            path: "Tests/SignalKitPostgresListener",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -167,6 +190,14 @@ let package = Package(
                 .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
             ],
             path: "Tests/SignalKitGRPCTestClient",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitPostgresTests",
+            dependencies: [
+                "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
