@@ -58,15 +58,8 @@ extension GRPCSuite {
                         return EmptyDisposable
                     }
                 }
-                let server = try await TestServer.start(service)
-                let log = EventLog()
-                try await withTestClient(port: server.port) { client in
-                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
-                    #expect(await waitUntil { log.events.count == 3 })
-                    handle.dispose()
-                }
-                await server.stop()
-                #expect(log.events == ["next 1", "next 2", "error unknown: disk on fire: A"])
+                let events = try await clientEvents(of: service) { $0.count == 3 }
+                #expect(events == ["next 1", "next 2", "error unknown: disk on fire: A"])
             }
         }
 
@@ -76,15 +69,8 @@ extension GRPCSuite {
                 service.serve(Methods.ints) { _ in
                     Signal<Int, RPCError>.fail(RPCError(code: .notFound, message: "no such feed"))
                 }
-                let server = try await TestServer.start(service)
-                let log = EventLog()
-                try await withTestClient(port: server.port) { client in
-                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
-                    #expect(await waitUntil { log.events.count == 1 })
-                    handle.dispose()
-                }
-                await server.stop()
-                #expect(log.events == ["error notFound: no such feed"])
+                let events = try await clientEvents(of: service) { $0.count == 1 }
+                #expect(events == ["error notFound: no such feed"])
             }
         }
 
@@ -123,15 +109,8 @@ extension GRPCSuite {
                 service.serve(Methods.ints, buffer: .failing(beyond: 5)) { _ in
                     logged(burst(6), "burst", serverLog)
                 }
-                let server = try await TestServer.start(service)
-                let log = EventLog()
-                try await withTestClient(port: server.port) { client in
-                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
-                    #expect(await waitUntil { log.events.count == 1 })
-                    handle.dispose()
-                }
-                await server.stop()
-                #expect(log.events == ["error resourceExhausted: SignalKitGRPC: more than 5 values waiting for a slow client"])
+                let events = try await clientEvents(of: service) { $0.count == 1 }
+                #expect(events == ["error resourceExhausted: SignalKitGRPC: more than 5 values waiting for a slow client"])
                 #expect(serverLog.events == ["burst.subscribe", "burst.dispose"])
             }
         }
@@ -141,15 +120,8 @@ extension GRPCSuite {
             try await leakChecked {
                 var service = RemoteSignalService()
                 service.serve(Methods.ints, buffer: .failing(beyond: 5)) { _ in burst(5) }
-                let server = try await TestServer.start(service)
-                let log = EventLog()
-                try await withTestClient(port: server.port) { client in
-                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
-                    #expect(await waitUntil { log.events.last == "completed" })
-                    handle.dispose()
-                }
-                await server.stop()
-                #expect(log.events == ["next 1", "next 2", "next 3", "next 4", "next 5", "completed"])
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events == ["next 1", "next 2", "next 3", "next 4", "next 5", "completed"])
             }
         }
 
@@ -159,15 +131,8 @@ extension GRPCSuite {
             try await leakChecked {
                 var service = RemoteSignalService()
                 service.serve(Methods.ints, buffer: .droppingOldest(beyond: 10)) { _ in burst(1_000) }
-                let server = try await TestServer.start(service)
-                let log = EventLog()
-                try await withTestClient(port: server.port) { client in
-                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
-                    #expect(await waitUntil { log.events.last == "completed" })
-                    handle.dispose()
-                }
-                await server.stop()
-                #expect(log.events == (991...1_000).map { "next \($0)" } + ["completed"])
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events == (991...1_000).map { "next \($0)" } + ["completed"])
             }
         }
 

@@ -108,6 +108,26 @@ func start<T>(_ signal: Signal<T, RPCError>, _ log: EventLog) -> any Disposable 
     )
 }
 
+/// Serves `service` on loopback, subscribes to `Methods.ints` (request
+/// `"A"`) through one client, waits until the client's events satisfy
+/// `done`, disposes, stops the server, and returns the client's events (as
+/// `start(_:_:)` logs them).
+func clientEvents(
+    of service: RemoteSignalService,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    until done: ([String]) -> Bool
+) async throws -> [String] {
+    let server = try await TestServer.start(service)
+    let log = EventLog()
+    try await withTestClient(port: server.port) { client in
+        let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+        #expect(await waitUntil { done(log.events) }, sourceLocation: sourceLocation)
+        handle.dispose()
+    }
+    await server.stop()
+    return log.events
+}
+
 /// Runs `body`, then expects SignalKit's live-object counters back where
 /// they were once `body`'s locals (pipes, signals, clients) are released.
 func leakChecked(
