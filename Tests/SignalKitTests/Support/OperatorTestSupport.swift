@@ -9,6 +9,7 @@ import Darwin
 #endif
 import SignalKit
 import SignalKitTesting
+import Synchronization
 
 // Helpers for the Errors, Looping, Flattening, Switching and StackSafety tests. `take` belongs to
 // another operator family; these tests use a legacy-shaped stand-in.
@@ -99,10 +100,20 @@ final class ScriptedSource<T, E>: @unchecked Sendable {
     }
 }
 
+/// Serialises `captureStandardOutputForMetaTests`: standard output is one
+/// descriptor per process, so two captures at once (parallel tests) would
+/// take each other's output and restore each other's pipes.
+private let standardOutputCapture = Synchronization.Mutex<Void>(())
+
 /// Runs `body` with standard output redirected to a pipe; returns what was
 /// printed. Swift Testing reports on standard error, so nothing else is
-/// swallowed unless another test prints at the same moment.
+/// swallowed unless another test prints at the same moment; captures run one
+/// at a time.
 func captureStandardOutputForMetaTests(_ body: () -> Void) -> String {
+    standardOutputCapture.withLock { _ in capturingStandardOutput(body) }
+}
+
+private func capturingStandardOutput(_ body: () -> Void) -> String {
     fflush(nil)
     var fds: [Int32] = [0, 0]
     precondition(pipe(&fds) == 0)
