@@ -37,3 +37,21 @@ ensure_build_dependencies() {
     fi
     command -v swift >/dev/null 2>&1 || fatal "swift is not on PATH (Swift 6.1 or later is required)"
 }
+
+# The example service's Python clients need python3 and the websockets package.
+ensure_example_clients() {
+    command -v python3 >/dev/null || ensure_packages python3
+    python3 -c 'import websockets' 2>/dev/null || python3 -m pip install --quiet websockets >/dev/null 2>&1 \
+        || fatal "the example's clients need the websockets package (pip install websockets)"
+}
+
+# Builds Examples/MarketService in release, its build output to the file $1,
+# and prints the market-server binary's path.
+# --disable-build-manifest-caching: SwiftPM's cached build plan does not see
+# files added to or removed from a path dependency (the root package).
+build_example() {
+    local example=Examples/MarketService
+    (cd "$example" && swift build -c release --disable-build-manifest-caching >"$1" 2>&1) \
+        || { tail -50 "$1" >&2; fatal "the example does not build (see $1)"; }
+    echo "$(cd "$example" && swift build -c release --show-bin-path)/market-server"
+}

@@ -19,7 +19,7 @@ import SignalKitNIO
 /// Nothing runs until it is started; disposing the subscription (the
 /// connection's task does when the client goes) tears the whole graph down.
 public func clientGraph(
-    feed: Feed,
+    feed: some TickSource,
     instruments: [Int],
     rateLimit: Duration,
     eventLoop: any EventLoop,

@@ -5,8 +5,9 @@ import Glibc
 import SignalKit
 import Synchronization
 
-/// One price update of one instrument.
-public struct Tick: Sendable, Equatable {
+/// One price update of one instrument (`Codable`: instances pass it on
+/// over gRPC as JSON).
+public struct Tick: Sendable, Equatable, Codable {
     /// The instrument's index.
     public var instrument: Int
     /// Numbers the instrument's ticks from 1, without gaps.
@@ -25,11 +26,22 @@ func monotonicNanoseconds() -> UInt64 {
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
 }
 
+/// Where a service's ticks come from: its own `Feed`, or another instance's
+/// feed over gRPC (`RemoteFeed`).
+public protocol TickSource: Sendable {
+    /// The number of instruments, numbered from 0.
+    var instruments: Int { get }
+    /// The instrument's ticks (hot, never completes).
+    func ticks(of instrument: Int) -> Signal<Tick, NoError>
+    /// The instrument's latest tick, then every later one.
+    func latestTick(of instrument: Int) -> Signal<Tick, NoError>
+}
+
 /// A simulated market feed: `instruments` instruments, ticking round-robin at
 /// `ticksPerSecond` in all, on a thread of its own. Each instrument is a hot
 /// `ValuePipe` (its subscribers get the ticks from now on) and a
 /// `ValuePromise` holding its latest tick (the snapshot).
-public final class Feed: Sendable {
+public final class Feed: TickSource {
     public let instruments: Int
     private let pipes: [ValuePipe<Tick>]
     private let latest: [ValuePromise<Tick>]

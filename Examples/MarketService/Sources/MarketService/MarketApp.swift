@@ -22,6 +22,16 @@ public struct MarketConfiguration: Sendable {
     public var clientBuffer = 8
     /// What builds the per-client pipelines.
     public var engine: Engine = .signalKit
+    /// Serve the feed to other instances over gRPC on this port of `host`
+    /// (`ticksMethod`); nil: do not.
+    public var grpcPort: Int?
+    /// Take the ticks from the instance serving gRPC at this address instead
+    /// of running a feed of its own; `instruments` must not exceed that
+    /// instance's.
+    public var upstream: (host: String, port: Int)?
+    /// Share the instrument list through this PostgreSQL server
+    /// (`InstrumentListing`); nil: every instrument is listed.
+    public var postgres: PostgresEndpoint?
 
     public enum Engine: String, Sendable {
         /// `clientGraph`: SignalKit operators.
@@ -36,29 +46,66 @@ public struct MarketConfiguration: Sendable {
 /// The live-market service: a feed, and per WebSocket client a signal graph
 /// (see `clientGraph`).
 ///
+/// It runs alone, or as several instances on one machine or many: one
+/// instance runs the feed and serves it over gRPC (`grpcPort`), the others
+/// take their ticks from it (`upstream`, see `RemoteFeed`); with
+/// `postgres`, all of them share the instrument list (see
+/// `InstrumentListing`).
+///
 /// * `GET /ws?instruments=3,17,42` upgrades to a WebSocket that receives, as
 ///   text, one line per update: `instrument:sequence:price:timestamp`
 ///   entries separated by spaces, one per instrument, in the order asked.
 /// * `GET /snapshot/:instrument`: the instrument's latest tick (from its
 ///   `ValuePromise`), the same format.
-/// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>`.
+/// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>
+///   servedCalls=<n> upstreamFailures=<n> listingEpoch=<n>` (the gRPC calls
+///   this instance serves, its failed upstream calls, the instrument-list
+///   feed's epoch).
+/// * `GET /instruments`: `listed=<n> delisted=<i,j,…>`;
+///   `POST /instruments/:instrument/delist` and `…/list` change the shared
+///   list (`changed` or `unchanged`; 404 without `postgres`). A WebSocket
+///   asking for a delisted instrument is refused.
 /// * `GET /latency`, `POST /latency/reset`: the server-side latency by stage
 ///   (see `LatencyRecorder`), as JSON; emptied by the reset.
 public final class MarketService: Sendable {
     public let configuration: MarketConfiguration
-    public let feed: Feed
+    /// The feed this instance runs; nil when it relays another's.
+    public let feed: Feed?
+    /// Where the clients' ticks come from: `feed`, or `upstream`'s.
+    public let source: any TickSource
+    private let remote: RemoteFeed?
+    private let listing: InstrumentListing?
+    /// The gRPC calls this instance serves.
+    private let servedCalls = Counter()
     let clients = Synchronization.Atomic<Int>(0)
     let logger: Logger
     /// Server-side latency by stage, the same for both engines.
     public let latency = LatencyRecorder()
     let loopLag: EventLoopLagProbe
 
-    public init(configuration: MarketConfiguration, logger: Logger) {
+    public init(configuration: MarketConfiguration, logger: Logger) throws {
         self.configuration = configuration
-        self.feed = Feed(
-            instruments: configuration.instruments,
-            fanOut: configuration.engine == .asyncStream ? AsyncStreamFanOut(instruments: configuration.instruments) : nil
-        )
+        if let upstream = configuration.upstream {
+            precondition(configuration.engine == .signalKit, "MarketService: an upstream instance needs the SignalKit engine")
+            let remote = try RemoteFeed(
+                host: upstream.host,
+                port: upstream.port,
+                instruments: configuration.instruments,
+                logger: logger
+            )
+            self.feed = nil
+            self.remote = remote
+            self.source = remote
+        } else {
+            let feed = Feed(
+                instruments: configuration.instruments,
+                fanOut: configuration.engine == .asyncStream ? AsyncStreamFanOut(instruments: configuration.instruments) : nil
+            )
+            self.feed = feed
+            self.remote = nil
+            self.source = feed
+        }
+        self.listing = configuration.postgres.map { InstrumentListing(endpoint: $0, logger: logger) }
         self.logger = logger
         self.loopLag = EventLoopLagProbe(recorder: latency)
     }
@@ -67,14 +114,32 @@ public final class MarketService: Sendable {
     /// stops, client graphs are disposed, the feed service stops the feed.
     public func run() async throws {
         SignalKitDebug.isTrackingLiveObjects = true
-        let feed = self.feed
+        let source = self.source
+        let listing = self.listing
         let router = Router()
         router.get("snapshot/:instrument") { _, context -> String in
             guard let instrument = context.parameters.get("instrument", as: Int.self),
-                (0..<feed.instruments).contains(instrument)
+                (0..<source.instruments).contains(instrument)
             else { throw HTTPError(.notFound) }
-            let tick = try await feed.latestTick(of: instrument).first()
+            let tick = try await source.latestTick(of: instrument).first()
             return encode([tick]) + "\n"
+        }
+        router.get("instruments") { _, _ -> String in
+            let delisted = listing?.delisted ?? []
+            let names = delisted.sorted().map(String.init).joined(separator: ",")
+            return "listed=\(source.instruments - delisted.count) delisted=\(names)\n"
+        }
+        router.post("instruments/:instrument/:action") { _, context -> String in
+            guard let listing, let instrument = context.parameters.get("instrument", as: Int.self),
+                (0..<source.instruments).contains(instrument)
+            else { throw HTTPError(.notFound) }
+            let changed: Bool
+            switch context.parameters.get("action") {
+            case "delist": changed = try await listing.delist(instrument)
+            case "list": changed = try await listing.list(instrument)
+            default: throw HTTPError(.notFound)
+            }
+            return changed ? "changed\n" : "unchanged\n"
         }
         router.get("stats") { _, _ -> String in
             self.stats() + "\n"
@@ -90,7 +155,8 @@ public final class MarketService: Sendable {
             router: router,
             server: .http1WebSocketUpgrade { request, channel, logger in
                 guard let path = request.path, path.hasPrefix("/ws"),
-                    let instruments = Self.instruments(in: path, count: feed.instruments)
+                    let instruments = Self.instruments(in: path, count: source.instruments),
+                    listing.map({ $0.delisted.isDisjoint(with: instruments) }) ?? true
                 else { return .dontUpgrade }
                 let eventLoop = channel.eventLoop
                 self.loopLag.start(on: eventLoop)
@@ -99,10 +165,32 @@ public final class MarketService: Sendable {
                 }
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
-            services: [FeedService(feed: feed, ticksPerSecond: configuration.ticksPerSecond, logger: logger)],
+            services: services(),
             logger: logger
         )
         try await app.runService()
+    }
+
+    /// The lifecycle services beside the HTTP server: the feed or the
+    /// upstream relay, the gRPC server, the instrument list.
+    private func services() -> [any Service] {
+        var services: [any Service] = []
+        if let feed {
+            services.append(FeedService(feed: feed, ticksPerSecond: configuration.ticksPerSecond, logger: logger))
+        }
+        if let remote {
+            services.append(remote)
+        }
+        if let port = configuration.grpcPort {
+            services.append(
+                TickServerService(source: source, host: configuration.host, port: port, openCalls: servedCalls, logger: logger)
+            )
+        }
+        if let listing {
+            services.append(listing.client)
+            services.append(listing)
+        }
+        return services
     }
 
     /// One client: its graph's updates go out until the client goes, then
@@ -116,7 +204,7 @@ public final class MarketService: Sendable {
         clients.add(1, ordering: .relaxed)
         defer { clients.subtract(1, ordering: .relaxed) }
         let probe = ClientLatencyProbe(recorder: latency, rateLimit: configuration.rateLimit)
-        if let fanOut = feed.fanOut {
+        if let fanOut = feed?.fanOut {
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await _ in inbound {}
@@ -139,7 +227,7 @@ public final class MarketService: Sendable {
             return
         }
         let graph = clientGraph(
-            feed: feed,
+            feed: source,
             instruments: instruments,
             rateLimit: configuration.rateLimit,
             eventLoop: eventLoop,
@@ -164,10 +252,11 @@ public final class MarketService: Sendable {
         }
     }
 
-    /// `clients=… liveSubscriptions=… liveBags=…`.
+    /// `clients=… liveSubscriptions=… liveBags=… servedCalls=… upstreamFailures=… listingEpoch=…`.
     public func stats() -> String {
         "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
-            + "liveBags=\(SignalKitDebug.liveBags)"
+            + "liveBags=\(SignalKitDebug.liveBags) servedCalls=\(servedCalls.value.load(ordering: .relaxed)) "
+            + "upstreamFailures=\(remote?.failedCalls ?? 0) listingEpoch=\(listing?.epoch ?? 0)"
     }
 
     /// The instruments of `/ws?instruments=1,2,3`, or nil if malformed.

@@ -5,28 +5,43 @@ import MarketService
 import SignalKit
 
 // market-server [--port N] [--instruments N] [--rate TICKS_PER_SECOND] [--rate-limit-ms N]
-//               [--engine signalkit|asyncstream]
+//               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
+//               [--postgres postgres://USER@HOST:PORT/DATABASE]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
-// SignalKit's live-object counters.
+// SignalKit's live-object counters. --grpc-port serves the feed to other
+// instances; --upstream takes the ticks from such an instance instead of
+// running a feed; --postgres shares the instrument list (see README.md).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
-    if argument == "--engine" {
-        guard let engine = arguments.next().flatMap(MarketConfiguration.Engine.init(rawValue:)) else {
+    guard let value = arguments.next() else {
+        fatalError("market-server: \(argument) needs a value")
+    }
+    func integer() -> Int {
+        guard let integer = Int(value) else { fatalError("market-server: \(argument) needs an integer value") }
+        return integer
+    }
+    switch argument {
+    case "--port": configuration.port = integer()
+    case "--instruments": configuration.instruments = integer()
+    case "--rate": configuration.ticksPerSecond = integer()
+    case "--rate-limit-ms": configuration.rateLimit = .milliseconds(integer())
+    case "--grpc-port": configuration.grpcPort = integer()
+    case "--engine":
+        guard let engine = MarketConfiguration.Engine(rawValue: value) else {
             fatalError("market-server: --engine takes signalkit or asyncstream")
         }
         configuration.engine = engine
-        continue
-    }
-    guard let value = arguments.next().flatMap({ Int($0) }) else {
-        fatalError("market-server: \(argument) needs an integer value")
-    }
-    switch argument {
-    case "--port": configuration.port = value
-    case "--instruments": configuration.instruments = value
-    case "--rate": configuration.ticksPerSecond = value
-    case "--rate-limit-ms": configuration.rateLimit = .milliseconds(value)
+    case "--upstream":
+        let parts = value.split(separator: ":")
+        guard parts.count == 2, let port = Int(parts[1]) else { fatalError("market-server: --upstream takes HOST:PORT") }
+        configuration.upstream = (String(parts[0]), port)
+    case "--postgres":
+        guard let endpoint = PostgresEndpoint(url: value) else {
+            fatalError("market-server: --postgres takes postgres://USER@HOST:PORT/DATABASE")
+        }
+        configuration.postgres = endpoint
     default: fatalError("market-server: unknown option \(argument)")
     }
 }
@@ -34,7 +49,7 @@ var logger = Logger(label: "market")
 logger.logLevel = .info
 /// Runs the service; everything it built is released when this returns.
 func serve(_ configuration: MarketConfiguration, logger: Logger) async throws {
-    let service = MarketService(configuration: configuration, logger: logger)
+    let service = try MarketService(configuration: configuration, logger: logger)
     try await service.run()
 }
 

@@ -1,0 +1,182 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import Logging
+import ServiceLifecycle
+import SignalKit
+import SignalKitGRPC
+import Synchronization
+
+/// What one instance asks another for: one instrument's ticks.
+public struct TickRequest: Sendable, Codable, Equatable {
+    public var instrument: Int
+
+    public init(instrument: Int) {
+        self.instrument = instrument
+    }
+}
+
+/// The gRPC method instances share (server streaming, JSON messages):
+/// the instrument's latest tick, then every later one.
+public let ticksMethod = RemoteSignalMethod<TickRequest, Tick>(service: "market.Market", method: "Ticks")
+
+/// Why a call of `ticksMethod` fails on the serving side.
+enum TicksCallError: Error {
+    case unknownInstrument(Int, instruments: Int)
+}
+
+/// Serves `source` to other instances as `ticksMethod` on `host:port`, as a
+/// lifecycle service (instance A of a two-instance deployment).
+///
+/// Each call is one subscription to the instrument's `latestTick(of:)`: a
+/// client that (re)connects gets the current tick at once, then every later
+/// one. A client that cannot keep up loses its oldest ticks beyond 1,000
+/// (only the latest matters for a price). On graceful shutdown the server
+/// task is cancelled, which ends the open calls (they never end by
+/// themselves) and disposes their subscriptions.
+struct TickServerService: Service {
+    let source: any TickSource
+    let host: String
+    let port: Int
+    /// The calls being served, for `/stats`.
+    let openCalls: Counter
+    let logger: Logger
+
+    func run() async throws {
+        var service = RemoteSignalService()
+        let source = self.source
+        let openCalls = self.openCalls
+        service.serve(
+            ticksMethod,
+            buffer: .droppingOldest(beyond: 1_000),
+            errorStatus: { (error: TicksCallError) in
+                switch error {
+                case .unknownInstrument(let instrument, let instruments):
+                    RPCError(code: .invalidArgument, message: "no instrument \(instrument): this instance has \(instruments)")
+                }
+            }
+        ) { request in
+            guard (0..<source.instruments).contains(request.instrument) else {
+                return .fail(.unknownInstrument(request.instrument, instruments: source.instruments))
+            }
+            return source.latestTick(of: request.instrument)
+                |> mapError { (_: NoError) -> TicksCallError in }
+                |> beforeStarted { openCalls.value.add(1, ordering: .relaxed) }
+                |> afterDisposed { openCalls.value.subtract(1, ordering: .relaxed) }
+        }
+        let server = GRPCServer(
+            transport: .http2NIOPosix(address: .ipv4(host: host, port: port), transportSecurity: .plaintext),
+            services: [service]
+        )
+        logger.info("serving ticks over gRPC", metadata: ["address": "\(host):\(port)"])
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await server.serve()
+            }
+        } catch where Task.isShuttingDownGracefully {
+            // The cancellation that ends the open calls ends `serve()` with
+            // an error (the transport's, wrapping the cancellation).
+        }
+        logger.info("gRPC server stopped")
+    }
+}
+
+/// A counter shared by a service and `/stats`.
+final class Counter: Sendable {
+    let value = Synchronization.Atomic<Int>(0)
+}
+
+/// Another instance's feed, over gRPC (instance B of a two-instance
+/// deployment): one call per instrument, shared by every client of this
+/// instance.
+///
+/// Each instrument is `remoteSignal` of `ticksMethod`, resubscribed after
+/// an error with a growing delay (`retry`, 50 ms more per error, at most
+/// 1 s), multicast through a one-value `ReplaySubject`: the clients of an
+/// instrument share its call and a new client gets the latest tick at
+/// once. When the connection to A is lost (A restarts, the network drops
+/// it), the calls fail with `unavailable`, the client's transport
+/// reconnects and `retry` starts new calls, which begin with A's current
+/// tick; the clients' graphs go on unaware. Ticks A produced meanwhile are
+/// not replayed (prices only need the latest).
+///
+/// As a lifecycle service, `run()` runs the client's connections and
+/// connects every instrument; on graceful shutdown it disposes them (which
+/// cancels the calls) and closes the client.
+public final class RemoteFeed: TickSource, Service {
+    public let instruments: Int
+    private let client: GRPCClient<HTTP2ClientTransport.Posix>
+    private let connections: [MulticastConnection<Tick, NoError>]
+    private let callErrors: Counter
+    private let logger: Logger
+
+    /// A feed of the instance serving `ticksMethod` on `host:port`, which
+    /// must have at least `instruments` instruments.
+    public init(host: String, port: Int, instruments: Int, logger: Logger) throws {
+        precondition(instruments > 0, "RemoteFeed: at least one instrument")
+        var config = HTTP2ClientTransport.Posix.Config.defaults
+        // Reconnect within tens of milliseconds, never slower than 1 s.
+        config.backoff = .init(initial: .milliseconds(20), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
+        let client = GRPCClient(
+            transport: try .http2NIOPosix(
+                target: .ipv4(address: host, port: port),
+                transportSecurity: .plaintext,
+                config: config
+            )
+        )
+        self.instruments = instruments
+        self.client = client
+        self.logger = logger
+        let retryQueue = Queue(name: "market.upstream-retry")
+        var connections: [MulticastConnection<Tick, NoError>] = []
+        connections.reserveCapacity(instruments)
+        let callErrors = Counter()
+        self.callErrors = callErrors
+        for instrument in 0..<instruments {
+            let ticks =
+                client.remoteSignal(ticksMethod, request: TickRequest(instrument: instrument))
+                |> doError { error in
+                    callErrors.value.add(1, ordering: .relaxed)
+                    logger.warning(
+                        "upstream call failed; resubscribing",
+                        metadata: ["instrument": "\(instrument)", "status": "\(error.code)", "message": "\(error.message)"]
+                    )
+                }
+                |> retry(0.05, maxDelay: 1.0, onQueue: retryQueue)
+            connections.append(ticks |> multicast(ReplaySubject<Tick, NoError>(capacity: 1)))
+        }
+        self.connections = connections
+    }
+
+    /// Failed upstream calls so far (each is followed by a new call).
+    public var failedCalls: Int {
+        callErrors.value.load(ordering: .relaxed)
+    }
+
+    public func ticks(of instrument: Int) -> Signal<Tick, NoError> {
+        connections[instrument].signal
+    }
+
+    /// The same signal as `ticks(of:)`: it starts with the latest tick.
+    public func latestTick(of instrument: Int) -> Signal<Tick, NoError> {
+        connections[instrument].signal
+    }
+
+    public func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                try await self.client.runConnections()
+            }
+            let calls = DisposableSet()
+            for connection in connections {
+                calls.add(connection.connect())
+            }
+            logger.info("relaying ticks over gRPC", metadata: ["instruments": "\(instruments)"])
+            try? await gracefulShutdown()
+            calls.dispose()
+            client.beginGracefulShutdown()
+        }
+        logger.info("gRPC client stopped")
+    }
+}

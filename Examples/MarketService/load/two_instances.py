@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+# This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+"""Runs market-server as two instances and checks what joins them (loopback only).
+
+Instance A runs the feed and serves it over gRPC; instance B takes its ticks
+from A through a TCP proxy this script runs (so that it can cut B's gRPC
+connection); both share the instrument list through PostgreSQL.
+
+Checks, in order:
+  1. a WebSocket client of B receives ticks, and they were produced on A (B
+     runs no feed; A's snapshot is at least as far along); A serves one call
+     per instrument, shared by all of B's clients;
+  2. the proxy cuts every connection between B and A: B counts failed calls,
+     reconnects through the proxy, and the same WebSocket (never closed)
+     receives ticks A produced after the cut;
+  3. delisting an instrument on A reaches B through PostgreSQL (B's
+     /instruments shows it, B refuses a WebSocket asking for it); listing it
+     again on B reaches A;
+  4. stopping B (SIGTERM) disposes A's served calls within 1 s; both
+     instances stop gracefully with every SignalKit live-object counter at
+     zero.
+
+Prints one JSON line with the measured times; exits 1 if a check failed.
+
+Usage: two_instances.py --server PATH --postgres postgres://USER@HOST:PORT/DATABASE
+Needs the `websockets` package (PyPI).
+"""
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+
+import websockets
+
+INSTRUMENTS = 20
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(port, path, method="GET"):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", data=b"" if method == "POST" else None, method=method
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.read().decode().strip()
+
+
+def fields(text):
+    return dict(item.split("=", 1) for item in text.split())
+
+
+def stats(port):
+    return fields(http(port, "/stats"))
+
+
+def parse_update(text):
+    """{instrument: (sequence, timestamp)} of one WebSocket update."""
+    ticks = {}
+    for entry in text.split():
+        instrument, sequence, _price, timestamp = entry.split(":")
+        ticks[int(instrument)] = (int(sequence), int(timestamp))
+    return ticks
+
+
+class Proxy:
+    """A TCP proxy to 127.0.0.1:target whose connections `cut()` aborts."""
+
+    def __init__(self, target):
+        self.target = target
+        self.transports = set()
+        self.accepted = 0
+
+    async def start(self):
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def handle(self, reader, writer):
+        self.accepted += 1
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:
+            writer.transport.abort()
+            return
+        pair = {writer.transport, upstream_writer.transport}
+        self.transports |= pair
+
+        async def pipe(source, sink):
+            try:
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            finally:
+                sink.transport.abort()
+
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        self.transports -= pair
+
+    def cut(self):
+        for transport in list(self.transports):
+            transport.abort()
+
+    def close(self):
+        self.cut()
+        self.server.close()
+
+
+async def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await asyncio.to_thread(predicate)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.02)
+
+
+async def start_instance(server, arguments, log_path, http_port):
+    log = open(log_path, "w")
+    process = await asyncio.create_subprocess_exec(server, *arguments, stdout=log, stderr=log)
+
+    def ready():
+        if process.returncode is not None:
+            raise AssertionError(f"{' '.join(arguments)} exited at start: {open(log_path).read()[-2000:]}")
+        try:
+            return stats(http_port)
+        except OSError:
+            return None
+
+    await wait_until(ready, 30, f"instance on port {http_port} answers /stats")
+    return process
+
+
+async def stop_instance(process, log_path, name):
+    process.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), 20)
+    except asyncio.TimeoutError:
+        process.kill()
+        raise AssertionError(f"{name} did not stop within 20 s of SIGTERM")
+    log = open(log_path).read()
+    if process.returncode != 0:
+        raise AssertionError(f"{name} exited with status {process.returncode}: {log[-2000:]}")
+    if "liveSubscriptions=0 liveBags=0 liveBagArrays=0 retiredBagItems=0" not in log:
+        raise AssertionError(f"{name}: SignalKit's live-object counters are not back to zero: {log[-2000:]}")
+
+
+async def next_update(connection, timeout=5):
+    return parse_update(await asyncio.wait_for(connection.recv(), timeout))
+
+
+async def run(options, work):
+    a_http, a_grpc, b_http = free_port(), free_port(), free_port()
+    proxy = Proxy(a_grpc)
+    await proxy.start()
+    common = ["--instruments", str(INSTRUMENTS), "--rate-limit-ms", "20", "--postgres", options.postgres]
+    a_log, b_log = os.path.join(work, "a.log"), os.path.join(work, "b.log")
+    a = await start_instance(
+        options.server, ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + common, a_log, a_http
+    )
+    b = None
+    results = {}
+    try:
+        b = await start_instance(
+            options.server, ["--port", str(b_http), "--upstream", f"127.0.0.1:{proxy.port}"] + common, b_log, b_http
+        )
+        # Earlier runs against the same database may have left it delisted.
+        await asyncio.to_thread(http, a_http, "/instruments/5/list", "POST")
+        await wait_until(lambda: fields(http(b_http, "/instruments"))["delisted"] == "", 5, "B lists instrument 5")
+
+        # 1. A tick produced on A reaches a WebSocket client on B.
+        started = time.monotonic()
+        url = f"ws://127.0.0.1:{b_http}/ws?instruments=3,7"
+        async with websockets.connect(url) as client, websockets.connect(url) as second:
+            update = await next_update(client)
+            results["first_update_ms"] = round((time.monotonic() - started) * 1000, 1)
+            assert sorted(update) == [3, 7], f"B sent instruments {sorted(update)}, asked for 3 and 7"
+            await next_update(second)
+            snapshot = parse_update(await asyncio.to_thread(http, a_http, "/snapshot/3"))
+            assert update[3][0] <= snapshot[3][0], f"B delivered sequence {update[3][0]}, A's snapshot is at {snapshot[3][0]}"
+            a_stats, b_stats = await asyncio.to_thread(stats, a_http), await asyncio.to_thread(stats, b_http)
+            assert int(a_stats["servedCalls"]) == INSTRUMENTS, f"A serves {a_stats['servedCalls']} calls, expected one per instrument"
+            assert int(b_stats["clients"]) == 2, f"B has {b_stats['clients']} clients"
+
+            # 2. Cutting B's gRPC connection: B reconnects, the client goes on.
+            failures = int(b_stats["upstreamFailures"])
+            accepted = proxy.accepted
+            last = (await next_update(client))[3][0]
+            # Updates already on their way carry ticks from before the cut,
+            # at most A's snapshot taken after it.
+            cut_at = time.monotonic()
+            proxy.cut()
+            after_cut = parse_update(await asyncio.to_thread(http, a_http, "/snapshot/3"))[3][0]
+            await wait_until(
+                lambda: int(stats(b_http)["upstreamFailures"]) > failures, 5, "B sees its upstream calls fail"
+            )
+            while True:
+                update = await next_update(client, timeout=10)
+                assert update[3][0] >= last, f"instrument 3 went back from {last} to {update[3][0]}"
+                last = update[3][0]
+                if last > after_cut:
+                    break
+            results["reconnect_to_fresh_tick_ms"] = round((time.monotonic() - cut_at) * 1000, 1)
+            assert proxy.accepted > accepted, "B did not reconnect through the proxy"
+            results["upstream_failures"] = int(stats(b_http)["upstreamFailures"]) - failures
+            await wait_until(lambda: int(stats(a_http)["servedCalls"]) == INSTRUMENTS, 5, "A serves one call per instrument again")
+
+        # 3. The instrument list, shared through PostgreSQL.
+        changed_at = time.monotonic()
+        assert await asyncio.to_thread(http, a_http, "/instruments/5/delist", "POST") == "changed"
+        await wait_until(lambda: fields(http(b_http, "/instruments"))["delisted"] == "5", 5, "B sees instrument 5 delisted")
+        results["delist_a_to_b_ms"] = round((time.monotonic() - changed_at) * 1000, 1)
+        try:
+            async with websockets.connect(f"ws://127.0.0.1:{b_http}/ws?instruments=5"):
+                raise AssertionError("B accepted a WebSocket for a delisted instrument")
+        except websockets.exceptions.InvalidHandshake:
+            pass
+        assert await asyncio.to_thread(http, b_http, "/instruments/5/delist", "POST") == "unchanged"
+        changed_at = time.monotonic()
+        assert await asyncio.to_thread(http, b_http, "/instruments/5/list", "POST") == "changed"
+        await wait_until(lambda: fields(http(a_http, "/instruments"))["delisted"] == "", 5, "A sees instrument 5 listed")
+        results["list_b_to_a_ms"] = round((time.monotonic() - changed_at) * 1000, 1)
+        assert int(stats(b_http)["listingEpoch"]) >= 1, "B's instrument-list feed never listened"
+
+        # 4. Stopping B ends A's calls; both stop cleanly.
+        stopping = time.monotonic()
+        await stop_instance(b, b_log, "instance B")
+        b = None
+        await wait_until(lambda: int(stats(a_http)["servedCalls"]) == 0, 1, "A disposes B's calls within 1 s of B stopping")
+        results["a_calls_ended_after_b_stop_ms"] = round((time.monotonic() - stopping) * 1000, 1)
+        await stop_instance(a, a_log, "instance A")
+        a = None
+    finally:
+        for process in (b, a):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
+        proxy.close()
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", required=True, help="the market-server binary")
+    parser.add_argument("--postgres", required=True, help="postgres://USER@HOST:PORT/DATABASE")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            results = asyncio.run(asyncio.wait_for(run(options, work), 120))
+        except (AssertionError, asyncio.TimeoutError) as failure:
+            for name in ("a.log", "b.log"):
+                path = os.path.join(work, name)
+                if os.path.exists(path):
+                    print(f"--- {name} (last lines)", file=sys.stderr)
+                    print("".join(open(path).readlines()[-20:]), file=sys.stderr)
+            print(traceback.format_exc(), file=sys.stderr)
+            print(f"FAILED: {failure or 'timed out'}", file=sys.stderr)
+            sys.exit(1)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
