@@ -24,6 +24,7 @@ struct Tick: Codable, Sendable, CustomStringConvertible {
 enum Methods {
     static let ticks = RemoteSignalMethod<Subscribe, Tick>(service: "signalkit.test.Feed", method: "Ticks")
     static let ints = RemoteSignalMethod<String, Int>(service: "signalkit.test.Feed", method: "Ints")
+    static let blobs = RemoteSignalMethod<String, String>(service: "signalkit.test.Feed", method: "Blobs")
 }
 
 /// A server on 127.0.0.1, serving `service` until `stop()`.
@@ -54,13 +55,18 @@ struct TestServer {
 }
 
 /// A client of 127.0.0.1:`port` that reconnects quickly (10 ms backoff), for
-/// the duration of `body`.
+/// the duration of `body`; `targetWindowSize`, if given, is its HTTP/2
+/// flow-control window (how much a server may send it unread).
 func withTestClient<R: Sendable>(
     port: Int,
+    targetWindowSize: Int? = nil,
     _ body: (GRPCClient<HTTP2ClientTransport.Posix>) async throws -> R
 ) async throws -> R {
     var config = HTTP2ClientTransport.Posix.Config.defaults
     config.backoff = .init(initial: .milliseconds(10), max: .milliseconds(50), multiplier: 1.5, jitter: 0)
+    if let targetWindowSize {
+        config.http2.targetWindowSize = targetWindowSize
+    }
     let client = GRPCClient(
         transport: try .http2NIOPosix(
             target: .ipv4(address: "127.0.0.1", port: port),
