@@ -94,7 +94,9 @@ let package = Package(
         ),
         .target(
             name: "SignalKitMetrics",
-            dependencies: ["SignalKit", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))],
+            dependencies: [
+                "SignalKit", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -176,7 +178,8 @@ let package = Package(
             dependencies: [
                 "SignalKitGRPC", "SignalKitTesting", "SignalKitGRPCTestClient",
                 .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
-                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
+                .product(
+                    name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -187,7 +190,8 @@ let package = Package(
             dependencies: [
                 "SignalKitGRPC", "SignalKit",
                 .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
-                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
+                .product(
+                    name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
             ],
             path: "Tests/SignalKitGRPCTestClient",
             swiftSettings: swiftSettings

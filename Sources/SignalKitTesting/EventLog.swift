@@ -150,7 +150,11 @@ public final class TestSource<T, E>: Sendable {
 private final class _SourceCounts: Sendable {
     private let counts = Locked<(subscribe: Int, dispose: Int)>((0, 0))
 
-    func subscribed() -> Int { counts.withLock { $0.subscribe += 1; return $0.subscribe } }
+    func subscribed() -> Int {
+        counts.withLock {
+            $0.subscribe += 1; return $0.subscribe
+        }
+    }
     func disposed() { counts.withLock { $0.dispose += 1 } }
     var subscribeCount: Int { counts.withLock { $0.subscribe } }
     var disposeCount: Int { counts.withLock { $0.dispose } }

@@ -46,11 +46,13 @@ private final class _RaceContext: Sendable {
 private func _startThread(_ context: _RaceContext, caller: StaticString) -> pthread_t {
     let raw = Unmanaged.passRetained(context).toOpaque()
     var thread = pthread_t()
-    let status = pthread_create(&thread, nil, { raw in
-        let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
-        context.body()
-        return nil
-    }, raw)
+    let status = pthread_create(
+        &thread, nil,
+        { raw in
+            let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
+            context.body()
+            return nil
+        }, raw)
     precondition(status == 0, "\(caller): pthread_create failed (\(status))")
     return thread
 }

@@ -142,8 +142,8 @@ extension CSignalRuntimeSuite {
                 if random.next() % 97 == 0 {
                     #expect(walk(bag) == model.map(\.value), "seed \(seed)")
                     let reclaimed = Set(reclaimAll(bag))
-                #expect(reclaimed.isSubset(of: Set(removed)), "only removed items come back (seed \(seed))")
-                removed.removeAll { reclaimed.contains($0) }
+                    #expect(reclaimed.isSubset(of: Set(removed)), "only removed items come back (seed \(seed))")
+                    removed.removeAll { reclaimed.contains($0) }
                 }
             }
             #expect(walk(bag) == model.map(\.value), "seed \(seed)")

@@ -158,13 +158,15 @@ struct AllocationTests {
     @Test func w6SwitchToLatestPerOuterValue() {
         let box = Box()
         let pipe = ValuePipe<Int>()
-        let handle = (pipe.signal() |> mapToSignal { value in
-            Signal<Int, NoError> { subscriber in
-                subscriber.putNext(value)
-                subscriber.putCompletion()
-                return EmptyDisposable
-            }
-        }).start(next: { box.value &+= $0 })
+        let handle =
+            (pipe.signal()
+            |> mapToSignal { value in
+                Signal<Int, NoError> { subscriber in
+                    subscriber.putNext(value)
+                    subscriber.putCompletion()
+                    return EmptyDisposable
+                }
+            }).start(next: { box.value &+= $0 })
         let perSend = allocationsPerOperation { sends in
             for i in 0..<sends { pipe.putNext(i) }
         }

@@ -67,7 +67,8 @@ extension GRPCSuite {
                 #expect(outcome.end == "ok")
                 #expect(outcome.received.last == total, "the newest value arrives")
                 #expect(outcome.received == outcome.received.sorted() && Set(outcome.received).count == outcome.received.count)
-                #expect(outcome.received.count < total - 100, "values were dropped: \(outcome.received.count) of \(total) arrived")
+                #expect(
+                    outcome.received.count < total - 100, "values were dropped: \(outcome.received.count) of \(total) arrived")
                 // What arrives: what flow control let through before it
                 // closed (the values from 1 on, without a gap), then one gap,
                 // then what waited in the buffer (at most 100, the newest).

@@ -23,14 +23,16 @@ private enum Boom: Error { case boom }
         let signal = Signal<Int, Boom>.sequence([1, 2]) |> named("quotes") |> logAll(to: .logger(logger))
         _ = signal.start()
         let entries = handler.entries
-        #expect(entries.map(\.message.description) == [
-            "quotes subscribed", "quotes next: 1", "quotes next: 2", "quotes completed", "quotes disposed",
-        ])
+        #expect(
+            entries.map(\.message.description) == [
+                "quotes subscribed", "quotes next: 1", "quotes next: 2", "quotes completed", "quotes disposed",
+            ])
         #expect(entries.map(\.level) == [.debug, .trace, .trace, .debug, .debug])
         #expect(Set(entries.compactMap { $0.metadata["signal"]?.description }) == ["quotes"])
-        #expect(entries.compactMap { $0.metadata["event"]?.description } == [
-            "subscribed", "next", "next", "completed", "disposed",
-        ])
+        #expect(
+            entries.compactMap { $0.metadata["event"]?.description } == [
+                "subscribed", "next", "next", "completed", "disposed",
+            ])
         let subscriptions = Set(entries.compactMap { $0.metadata["subscription"]?.description })
         #expect(subscriptions.count == 1)
     }

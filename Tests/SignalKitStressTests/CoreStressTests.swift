@@ -47,13 +47,19 @@ extension StressSuite {
                     } else {
                         for _ in 0..<(operations / 8) {
                             let handle = promise.get().start(next: { value in
-                                lastSeen.modify { var seen = $0; seen[index] = value; return seen }
+                                lastSeen.modify {
+                                    var seen = $0; seen[index] = value; return seen
+                                }
                             })
                             handle.dispose()
                         }
                     }
                 }
-                let final = promise.get().startStandalone(next: { value in lastSeen.modify { var seen = $0; seen[-1] = value; return seen } })
+                let final = promise.get().startStandalone(next: { value in
+                    lastSeen.modify {
+                        var seen = $0; seen[-1] = value; return seen
+                    }
+                })
                 final.dispose()
                 #expect(lastSeen.with { $0[-1] } == operations)
             }

@@ -36,15 +36,16 @@ extension StressSuite {
                     setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
                         let source = Mutex<Subscriber<Int, NoError>?>(nil)
                         let expected = Atomic<Int>(0)
-                        let handle = (Signal<Int, NoError> { subscriber in
-                            source.withLock { $0 = subscriber }
-                            return EmptyDisposable
-                        } |> deliverOn(queue)).start(next: { value in
-                            if !queue.isCurrent() { offQueue.add(1, ordering: .relaxed) }
-                            if expected.exchange(value + 1, ordering: .relaxed) != value {
-                                misordered.add(1, ordering: .relaxed)
-                            }
-                        })
+                        let handle =
+                            (Signal<Int, NoError> { subscriber in
+                                source.withLock { $0 = subscriber }
+                                return EmptyDisposable
+                            } |> deliverOn(queue)).start(next: { value in
+                                if !queue.isCurrent() { offQueue.add(1, ordering: .relaxed) }
+                                if expected.exchange(value + 1, ordering: .relaxed) != value {
+                                    misordered.add(1, ordering: .relaxed)
+                                }
+                            })
                         return UncheckedBox((source.withLock { $0 }!, handle))
                     },
                     body: { index, state in
@@ -126,14 +127,15 @@ extension StressSuite {
                     setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
                         let source = Mutex<Subscriber<Int, NoError>?>(nil)
                         let expected = Atomic<Int>(0)
-                        let handle = (Signal<Int, NoError> { subscriber in
-                            source.withLock { $0 = subscriber }
-                            return EmptyDisposable
-                        } |> deliverOn(pool)).start(next: { value in
-                            if expected.exchange(value + 1, ordering: .relaxed) != value {
-                                misordered.add(1, ordering: .relaxed)
-                            }
-                        })
+                        let handle =
+                            (Signal<Int, NoError> { subscriber in
+                                source.withLock { $0 = subscriber }
+                                return EmptyDisposable
+                            } |> deliverOn(pool)).start(next: { value in
+                                if expected.exchange(value + 1, ordering: .relaxed) != value {
+                                    misordered.add(1, ordering: .relaxed)
+                                }
+                            })
                         return UncheckedBox((source.withLock { $0 }!, handle))
                     },
                     body: { index, state in
@@ -223,8 +225,10 @@ extension StressSuite {
                     rounds: rounds,
                     setup: { round -> UncheckedBox<(SubscriberSlot<Int>, any Disposable)> in
                         let slot = SubscriberSlot<Int>()
-                        let handle = (source.signal(storingIn: slot)
-                            |> timeout(Double(round % 5) * 0.00005, queue: queue, alternate: alternate.signal() as Signal<Int, NoError>))
+                        let handle =
+                            (source.signal(storingIn: slot)
+                            |> timeout(
+                                Double(round % 5) * 0.00005, queue: queue, alternate: alternate.signal() as Signal<Int, NoError>))
                             .start()
                         return UncheckedBox((slot, handle))
                     },
@@ -262,7 +266,8 @@ extension StressSuite {
                     rounds: 3_000 * stressScale,
                     setup: { round in
                         let timeout = Double(round % 5) * 0.00005
-                        let delayed = name == "delay"
+                        let delayed =
+                            name == "delay"
                             ? upstream |> delay(timeout, queue: queue)
                             : upstream |> suspendAwareDelay(timeout, granularity: 0.00002, queue: queue)
                         return UncheckedBox(delayed.start())

@@ -99,7 +99,8 @@ extension StressSuite {
                         // some on a queue (the owner must survive the hop).
                         for index in 0..<12 {
                             let owner = TrackedObject("short-lived")
-                            emitter.addObserver(owner, queue: index % 2 == 0 ? nil : EmitterStressTests.queues[0]) { owner, _, _ in
+                            emitter.addObserver(owner, queue: index % 2 == 0 ? nil : EmitterStressTests.queues[0]) {
+                                owner, _, _ in
                                 _ = owner.name
                                 counters.delivered.add(1, ordering: .relaxed)
                             }

@@ -395,7 +395,8 @@ extension StressSuite {
             let executions = MulticastRecorder<Signal<Int, NoError>>()
             var handles: [any Disposable] = []
             let gate: ValuePromise<Bool>?
-            let lateStates = SignalKit.Atomic<[(recorder: MulticastRecorder<Bool>, isExecuting: Bool, handle: any Disposable)]>(value: [])
+            let lateStates = SignalKit.Atomic<[(recorder: MulticastRecorder<Bool>, isExecuting: Bool, handle: any Disposable)]>(
+                value: [])
 
             init(allowsConcurrentExecution: Bool, gate: ValuePromise<Bool>? = nil) {
                 let works = self.works

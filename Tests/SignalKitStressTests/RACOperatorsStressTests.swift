@@ -254,7 +254,8 @@ extension StressSuite {
                         let round = Round()
                         round.signals = (0..<inners).map { number in
                             Signal { [round] subscriber in
-                                let live = round.subscribed.add(1, ordering: .acquiringAndReleasing).newValue
+                                let live =
+                                    round.subscribed.add(1, ordering: .acquiringAndReleasing).newValue
                                     - round.finished.load(ordering: .acquiring)
                                 if live > limit { round.overAdmitted.add(1, ordering: .relaxed) }
                                 round.ready.modify { $0 + [subscriber] }
@@ -320,7 +321,10 @@ extension StressSuite {
                 raceRounds(
                     threads: 2,
                     rounds: 3_000 * stressScale,
-                    setup: { _ -> (source: StressInput<Int, NoError>, trigger: StressInput<Void, NoError>, recorder: StressRecorder<Int>) in
+                    setup: {
+                        _ -> (
+                            source: StressInput<Int, NoError>, trigger: StressInput<Void, NoError>, recorder: StressRecorder<Int>
+                        ) in
                         let source = StressInput<Int, NoError>()
                         let trigger = StressInput<Void, NoError>()
                         let recorder = StressRecorder<Int>()
@@ -362,7 +366,10 @@ extension StressSuite {
                 raceRounds(
                     threads: 2,
                     rounds: 2_000 * stressScale,
-                    setup: { _ -> (source: StressInput<Int, NoError>, sampler: StressInput<Void, NoError>, recorder: StressRecorder<Int>) in
+                    setup: {
+                        _ -> (
+                            source: StressInput<Int, NoError>, sampler: StressInput<Void, NoError>, recorder: StressRecorder<Int>
+                        ) in
                         let source = StressInput<Int, NoError>()
                         let sampler = StressInput<Void, NoError>()
                         let recorder = StressRecorder<Int>()

@@ -8,4 +8,3 @@ import SignalKit
 enum NetworkError: Error { case timeout }
 var request: Signal<String, NetworkError> { fatalError() }
 var events: Signal<SignalEvent<String, NetworkError>, NoError> { fatalError() }
-

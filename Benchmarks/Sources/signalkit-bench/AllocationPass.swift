@@ -32,7 +32,8 @@ func measureAllocations(workloads: [Workload], quick: Bool) -> [String: [Peer: D
     }
     let process = Process()
     process.executableURL = executable
-    process.arguments = ["--allocation-pass", "--filter", workloads.map(\.id).joined(separator: ",")] + (quick ? ["--quick"] : [])
+    process.arguments =
+        ["--allocation-pass", "--filter", workloads.map(\.id).joined(separator: ",")] + (quick ? ["--quick"] : [])
     var environment = ProcessInfo.processInfo.environment
     environment["LD_PRELOAD"] = library.path
     process.environment = environment

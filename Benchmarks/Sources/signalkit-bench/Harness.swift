@@ -75,9 +75,11 @@ func timed(operations: Int, _ body: () -> Void) -> Double {
 /// that a real service never sees.
 func startBackgroundThread() {
     var thread = pthread_t()
-    pthread_create(&thread, nil, { _ in
-        while true { sleep(3600) }
-    }, nil)
+    pthread_create(
+        &thread, nil,
+        { _ in
+            while true { sleep(3600) }
+        }, nil)
     pthread_detach(thread)
 }
 
@@ -89,7 +91,8 @@ struct Summary: Sendable {
 
     init(_ samples: [Double]) {
         let sorted = samples.sorted()
-        median = sorted.count % 2 == 1
+        median =
+            sorted.count % 2 == 1
             ? sorted[sorted.count / 2]
             : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         min = sorted.first ?? .nan

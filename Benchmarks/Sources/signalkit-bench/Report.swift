@@ -58,10 +58,12 @@ struct Report {
     // MARK: Table
 
     func table() -> String {
-        var rows: [[String]] = [[
-            "workload", "unit", "SignalKit (min–max)", "OpenCombine", "floor", "AsyncStream", "SK/floor", "OC/SK", "AS/SK",
-            "allocs/op SK", "target", "met",
-        ]]
+        var rows: [[String]] = [
+            [
+                "workload", "unit", "SignalKit (min–max)", "OpenCombine", "floor", "AsyncStream", "SK/floor", "OC/SK", "AS/SK",
+                "allocs/op SK", "target", "met",
+            ]
+        ]
         for result in results {
             let workload = result.workload
             let signalkit = result.median(.signalkit)
@@ -98,7 +100,9 @@ struct Report {
         var notes: [String] = []
         for result in results {
             for (peer, latency) in result.latencies.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                notes.append("\(result.workload.id) latency \(peer.rawValue): p50 \(format(latency.p50)) µs, p90 \(format(latency.p90)) µs, p99 \(format(latency.p99)) µs")
+                notes.append(
+                    "\(result.workload.id) latency \(peer.rawValue): p50 \(format(latency.p50)) µs, p90 \(format(latency.p90)) µs, p99 \(format(latency.p99)) µs"
+                )
             }
             for peer in result.workload.peers where !Peer.standard.contains(peer) {
                 guard let summary = result.summaries[peer] else { continue }
@@ -115,14 +119,17 @@ struct Report {
             }
             let others = result.allocations.filter { $0.key != .signalkit }.sorted { $0.key.rawValue < $1.key.rawValue }
             if !others.isEmpty {
-                notes.append("\(result.workload.id) allocs/op " + others.map { "\($0.key.rawValue) \(format($0.value))" }.joined(separator: ", "))
+                notes.append(
+                    "\(result.workload.id) allocs/op "
+                        + others.map { "\($0.key.rawValue) \(format($0.value))" }.joined(separator: ", "))
             }
             for peer in result.checksumFailures {
                 notes.append("\(result.workload.id) CHECK FAILED for \(peer.rawValue)")
             }
         }
         text += "\n" + notes.joined(separator: "\n")
-        text += "\n\nMedian of \(repetitions) interleaved repetitions (peer order rotated each repetition)\(quick ? ", --quick sizes" : ""); "
+        text +=
+            "\n\nMedian of \(repetitions) interleaved repetitions (peer order rotated each repetition)\(quick ? ", --quick sizes" : ""); "
             + "a second thread alive; allocations counted in a separate process.\n"
             + "Machine: \(machineDescription())\nToolchain: \(toolchainDescription())\n"
         return text
@@ -144,7 +151,9 @@ struct Report {
                 cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }
             lines.append("| " + cells.joined(separator: " | ") + " |")
-            if index == 0 { lines.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+            if index == 0 {
+                lines.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+            }
         }
         return lines.joined(separator: "\n")
     }
@@ -185,9 +194,10 @@ struct Report {
                 entry["p50_us"] = latency.p50
                 entry["p90_us"] = latency.p90
                 entry["p99_us"] = latency.p99
-                entry["latency_us"] = Dictionary(uniqueKeysWithValues: result.latencies.map {
-                    ($0.key.rawValue.lowercased(), ["p50": $0.value.p50, "p90": $0.value.p90, "p99": $0.value.p99])
-                })
+                entry["latency_us"] = Dictionary(
+                    uniqueKeysWithValues: result.latencies.map {
+                        ($0.key.rawValue.lowercased(), ["p50": $0.value.p50, "p90": $0.value.p90, "p99": $0.value.p99])
+                    })
             }
             if !result.extras.isEmpty {
                 entry["extras"] = Dictionary(uniqueKeysWithValues: result.extras.map { ($0.label, $0.value) })
@@ -219,7 +229,8 @@ func format(_ value: Double) -> String {
 
 func machineDescription() -> String {
     let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+    let model =
+        cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
         .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
     let cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
     var name = utsname()

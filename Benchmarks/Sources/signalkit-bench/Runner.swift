@@ -43,7 +43,9 @@ struct Options {
             case "--no-allocations":
                 options.countAllocations = false
             case "--peer":
-                guard let value = iterator.next(), let peer = Peer.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() }) else {
+                guard let value = iterator.next(),
+                    let peer = Peer.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() })
+                else {
                     return nil
                 }
                 options.onlyPeer = peer
@@ -79,7 +81,9 @@ func run(options: Options) -> Int32 {
     if let filter = options.filter {
         let unknown = filter.subtracting(allWorkloads.map(\.id))
         if !unknown.isEmpty {
-            progress("unknown workload(s): \(unknown.sorted().joined(separator: ", ")); known: \(allWorkloads.map(\.id).joined(separator: ", "))")
+            progress(
+                "unknown workload(s): \(unknown.sorted().joined(separator: ", ")); known: \(allWorkloads.map(\.id).joined(separator: ", "))"
+            )
             return 2
         }
     }
@@ -99,7 +103,9 @@ func run(options: Options) -> Int32 {
         var latencySamples: [Peer: [Latency]] = [:]
         for repetition in 0..<options.repetitions {
             let order = rotated(workload.peers, by: repetition)
-            progress("\(workload.id): repetition \(repetition + 1)/\(options.repetitions) (\(order.map(\.rawValue).joined(separator: ", ")))")
+            progress(
+                "\(workload.id): repetition \(repetition + 1)/\(options.repetitions) (\(order.map(\.rawValue).joined(separator: ", ")))"
+            )
             for peer in order {
                 let outcome = workload.run(peer, size)
                 if !outcome.checksumMatches {
@@ -146,7 +152,8 @@ func extraMeasurements(
     for workload: Workload, size: Int, repetitions: Int
 ) -> (values: [(label: String, value: Double)], failures: [Peer]) {
     /// Median of `repetitions` runs of an AsyncStream variant (one warm-up).
-    func asyncVariant(_ label: String, _ body: (Int) -> RunResult) -> (values: [(label: String, value: Double)], failures: [Peer]) {
+    func asyncVariant(_ label: String, _ body: (Int) -> RunResult) -> (values: [(label: String, value: Double)], failures: [Peer])
+    {
         _ = body(size)
         var samples: [Double] = []
         var failed = false

@@ -53,10 +53,12 @@ func onAnotherThread(_ body: @escaping @Sendable () -> Double) -> Double {
     let output = UncheckedBox(result)
     let context = Unmanaged.passRetained(SenderContext { output.value.pointee = body() }).toOpaque()
     var thread = pthread_t()
-    pthread_create(&thread, nil, { raw in
-        Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
+    pthread_create(
+        &thread, nil,
+        { raw in
+            Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, context)
     pthread_join(thread, nil)
     return result.pointee
 }

@@ -34,13 +34,15 @@ func runW6(_ peer: Peer, _ sends: Int) -> RunResult {
     switch peer {
     case .signalkit:
         let pipe = ValuePipe<Int>()
-        let handle = (pipe.signal() |> mapToSignal { value in
-            Signal<Int, NoError> { subscriber in
-                subscriber.putNext(value)
-                subscriber.putCompletion()
-                return EmptyDisposable
-            }
-        }).start(next: { box.v &+= $0 })
+        let handle =
+            (pipe.signal()
+            |> mapToSignal { value in
+                Signal<Int, NoError> { subscriber in
+                    subscriber.putNext(value)
+                    subscriber.putCompletion()
+                    return EmptyDisposable
+                }
+            }).start(next: { box.v &+= $0 })
         nanoseconds = timed(operations: sends) {
             for i in 0..<sends { pipe.putNext(i) }
         }
@@ -100,7 +102,9 @@ func runW6AsyncFreeRunning(_ sends: Int) -> RunResult {
             current?.cancel()
             current = Task {
                 for await inner in CollectionOfOne(value).async {
-                    sink.state.withLock { $0.sum &+= inner; $0.last = max($0.last, inner) }
+                    sink.state.withLock {
+                        $0.sum &+= inner; $0.last = max($0.last, inner)
+                    }
                 }
             }
         }

@@ -69,16 +69,20 @@ func runTwoSenders(perThread: Int, send: @escaping @Sendable (Int) -> Void) {
     let ready = Synchronization.Atomic<Int>(0)
     var threads: [pthread_t] = []
     for _ in 0..<2 {
-        let context = Unmanaged.passRetained(SenderContext {
-            ready.add(1, ordering: .releasing)
-            while !go.load(ordering: .acquiring) {}
-            for value in 0..<perThread { send(value) }
-        }).toOpaque()
+        let context = Unmanaged.passRetained(
+            SenderContext {
+                ready.add(1, ordering: .releasing)
+                while !go.load(ordering: .acquiring) {}
+                for value in 0..<perThread { send(value) }
+            }
+        ).toOpaque()
         var thread = pthread_t()
-        pthread_create(&thread, nil, { raw in
-            Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, context)
+        pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
+                return nil
+            }, context)
         threads.append(thread)
     }
     while ready.load(ordering: .acquiring) < 2 { sched_yield() }

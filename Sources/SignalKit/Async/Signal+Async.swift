@@ -49,11 +49,17 @@ extension Signal where T: Sendable, E == NoError {
         case .error:
             preconditionFailure("SignalKit: a signal of NoError failed")
         case .completed:
-            fatalError("Signal.get(): the signal completed without a value, and get() cannot return without one; use first(), which throws SignalAwaitError.completedWithoutValue")
+            fatalError(
+                "Signal.get(): the signal completed without a value, and get() cannot return without one; use first(), which throws SignalAwaitError.completedWithoutValue"
+            )
         case .cancelled:
-            fatalError("Signal.get(): the task was cancelled before the signal sent a value (the subscription was disposed), and get() cannot return without one; use first(), which throws SignalAwaitError.cancelled")
+            fatalError(
+                "Signal.get(): the task was cancelled before the signal sent a value (the subscription was disposed), and get() cannot return without one; use first(), which throws SignalAwaitError.cancelled"
+            )
         case .ended:
-            fatalError("Signal.get(): the signal's source dropped the subscription without sending anything, and get() cannot return without a value; use first(), which throws SignalAwaitError.endedWithoutEvent")
+            fatalError(
+                "Signal.get(): the signal's source dropped the subscription without sending anything, and get() cannot return without a value; use first(), which throws SignalAwaitError.endedWithoutEvent"
+            )
         }
     }
 }

@@ -30,10 +30,11 @@
 /// A stage: given the next stage's function and the downstream
 /// subscription's probe, builds this stage's function.
 @usableFromInline
-typealias _SignalStage<T, R> = @Sendable (
-    _ next: @escaping @Sendable (R) -> Void,
-    _ terminal: _TerminationProbe
-) -> @Sendable (T) -> Void
+typealias _SignalStage<T, R> =
+    @Sendable (
+        _ next: @escaping @Sendable (R) -> Void,
+        _ terminal: _TerminationProbe
+    ) -> @Sendable (T) -> Void
 
 /// A `map` or `filter` signal: its original source and how to build the
 /// stage functions from it. The generic method hides the source's element

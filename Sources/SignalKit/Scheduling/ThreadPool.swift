@@ -91,11 +91,13 @@ public final class ThreadPool: Sendable {
         for index in 0..<threadCount {
             let context = Unmanaged.passRetained(_PoolThreadContext(pool: self, index: index)).toOpaque()
             var thread = pthread_t()
-            let status = pthread_create(&thread, nil, { raw in
-                let context = Unmanaged<_PoolThreadContext>.fromOpaque(raw!).takeRetainedValue()
-                context.pool.run()
-                return nil
-            }, context)
+            let status = pthread_create(
+                &thread, nil,
+                { raw in
+                    let context = Unmanaged<_PoolThreadContext>.fromOpaque(raw!).takeRetainedValue()
+                    context.pool.run()
+                    return nil
+                }, context)
             precondition(status == 0, "ThreadPool: pthread_create failed (\(status))")
             pthread_detach(thread)
         }

@@ -44,7 +44,8 @@ final class Feed: Sendable {
     func run(into book: PriceBook) -> any Disposable {
         let worker = Queue(name: "feed.worker")
         let handles = DisposableSet()
-        let large = quotes.signal()
+        let large =
+            quotes.signal()
             |> filter { $0.price > 100 }
             |> map { Quote(symbol: $0.symbol.uppercased(), price: $0.price) }
             |> deliverOn(worker)
@@ -55,7 +56,8 @@ final class Feed: Sendable {
                 Task { await book.record(quote) }
             })
         )
-        let timed = Signal<Quote, FeedError>.single(Quote(symbol: "X", price: 1))
+        let timed =
+            Signal<Quote, FeedError>.single(Quote(symbol: "X", price: 1))
             |> delay(0.01, queue: worker)
             |> timeout(1, queue: worker, alternate: .fail(.disconnected))
         handles.add(timed.start(error: { error in print("feed failed: \(error)") }))
@@ -64,9 +66,10 @@ final class Feed: Sendable {
                 if connected { print(quote.symbol) }
             })
         )
-        handles.add(events.addObserver(book, queue: worker) { book, symbol, price in
-            Task { await book.record(Quote(symbol: symbol, price: price)) }
-        })
+        handles.add(
+            events.addObserver(book, queue: worker) { book, symbol, price in
+                Task { await book.record(Quote(symbol: symbol, price: price)) }
+            })
         return handles
     }
 }
@@ -82,9 +85,11 @@ func firstQuote(_ feed: Feed) async throws -> Quote {
     var handle: (any Disposable)?
 
     func attach(_ prices: Signal<Double, NoError>) {
-        handle = (prices |> deliverOn(Queue(name: "out"))).start(isolation: MainActor.shared, next: { price in
-            self.lastPrice = price
-        })
+        handle = (prices |> deliverOn(Queue(name: "out"))).start(
+            isolation: MainActor.shared,
+            next: { price in
+                self.lastPrice = price
+            })
     }
 }
 

@@ -22,18 +22,21 @@ final class ChatController {
         let promise = Promise<[Peer]>()
         promise.set(peers)
         let value = ValuePromise<Int>(0)
-        disposable = (promise.get()
+        disposable =
+            (promise.get()
             |> map { peers -> [Peer] in
                 updates += 1
                 return peers.filter { !$0.name.isEmpty }
             }
-            |> deliverOn(Queue.mainQueue())).start(next: { [weak self] peers in
-                self?.peers = peers
-                lastCount = peers.count
-                value.set(lastCount)
-            }, completed: {
-                updates = 0
-            })
+            |> deliverOn(Queue.mainQueue())).start(
+                next: { [weak self] peers in
+                    self?.peers = peers
+                    lastCount = peers.count
+                    value.set(lastCount)
+                },
+                completed: {
+                    updates = 0
+                })
         queue.async {
             updates += 1
         }
@@ -43,9 +46,10 @@ final class ChatController {
             updates += a.name.count + b.name.count
         })
         let disposables = DisposableSet()
-        disposables.add(ActionDisposable {
-            updates = 0
-        })
+        disposables.add(
+            ActionDisposable {
+                updates = 0
+            })
         let emitter = EventEmitter<Peer>()
         emitter.addObserver(self) { controller, peer in
             controller.peers.append(peer)

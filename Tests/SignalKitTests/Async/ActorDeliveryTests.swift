@@ -172,10 +172,12 @@ private final class LifetimeProbe: Sendable {
 extension Recorder {
     /// Subscribes with a completion callback that captures `object`.
     fileprivate func attachHolding(_ object: LifetimeProbe, to signal: Signal<Int, Boom>) {
-        handle = signal.start(isolation: self, completed: { [object] in
-            _ = object
-            self.record("completed")
-        })
+        handle = signal.start(
+            isolation: self,
+            completed: { [object] in
+                _ = object
+                self.record("completed")
+            })
         record("started")
     }
 }

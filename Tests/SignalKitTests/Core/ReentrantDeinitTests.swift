@@ -25,10 +25,11 @@ private final class Reentries: @unchecked Sendable {
             let promise = Promise<DeinitAction>()
             let pipe = ValuePipe<DeinitAction>()
             promise.set(pipe.signal())
-            pipe.putNext(DeinitAction { [weak promise] in
-                promise?.get().start(next: { _ in }).dispose()
-                reentries.record()
-            })
+            pipe.putNext(
+                DeinitAction { [weak promise] in
+                    promise?.get().start(next: { _ in }).dispose()
+                    reentries.record()
+                })
             promise.set(.never())
         }
         #expect(reentries.value == 1)
@@ -40,10 +41,11 @@ private final class Reentries: @unchecked Sendable {
             let promise = Promise<DeinitAction>()
             let pipe = ValuePipe<DeinitAction>()
             promise.set(pipe.signal())
-            pipe.putNext(DeinitAction { [weak promise] in
-                promise?.get().start(next: { _ in }).dispose()
-                reentries.record()
-            })
+            pipe.putNext(
+                DeinitAction { [weak promise] in
+                    promise?.get().start(next: { _ in }).dispose()
+                    reentries.record()
+                })
             pipe.putNext(DeinitAction())
         }
         #expect(reentries.value == 1)
@@ -55,11 +57,12 @@ private final class Reentries: @unchecked Sendable {
         let reentries = Reentries()
         withoutDeadlock {
             let promise = ValuePromise<DeinitAction>()
-            promise.set(DeinitAction { [weak promise] in
-                promise?.get().start(next: { _ in }).dispose()
-                promise?.set(DeinitAction())
-                reentries.record()
-            })
+            promise.set(
+                DeinitAction { [weak promise] in
+                    promise?.get().start(next: { _ in }).dispose()
+                    promise?.set(DeinitAction())
+                    reentries.record()
+                })
             promise.set(DeinitAction())
         }
         #expect(reentries.value == 1)
@@ -69,11 +72,12 @@ private final class Reentries: @unchecked Sendable {
         let reentries = Reentries()
         withoutDeadlock {
             let promise = ValuePromise<DeinitAction>(ignoreRepeated: true)
-            promise.set(DeinitAction { [weak promise] in
-                promise?.get().start(next: { _ in }).dispose()
-                promise?.set(DeinitAction())
-                reentries.record()
-            })
+            promise.set(
+                DeinitAction { [weak promise] in
+                    promise?.get().start(next: { _ in }).dispose()
+                    promise?.set(DeinitAction())
+                    reentries.record()
+                })
             promise.set(DeinitAction())
         }
         #expect(reentries.value == 1)
@@ -116,10 +120,11 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let atomic = Atomic<DeinitAction>(value: DeinitAction())
             let box = WeakBox(atomic)
-            atomic.swap(DeinitAction {
-                _ = box.value?.with { $0 }
-                reentries.record()
-            })
+            atomic.swap(
+                DeinitAction {
+                    _ = box.value?.with { $0 }
+                    reentries.record()
+                })
             atomic.modify { _ in DeinitAction() }
             atomic.modify { _ in
                 DeinitAction {
@@ -141,11 +146,12 @@ private final class Reentries: @unchecked Sendable {
             let box = WeakBox(bag)
             let kept = bag.add(DeinitAction())
             // `add` numbers from 0: the second item's index is 1.
-            let removed = bag.add(DeinitAction {
-                seen.value.append(box.value?.get(1) == nil)
-                seen.value.append(box.value?.get(kept) != nil)
-                _ = box.value?.add(DeinitAction())
-            })
+            let removed = bag.add(
+                DeinitAction {
+                    seen.value.append(box.value?.get(1) == nil)
+                    seen.value.append(box.value?.get(kept) != nil)
+                    _ = box.value?.add(DeinitAction())
+                })
             #expect(removed == 1)
             bag.remove(removed)
             #expect(bag.copyItemsWithIndices().map(\.0) == [0, 2])
@@ -158,10 +164,11 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let bag = Bag<DeinitAction>()
             let box = WeakBox(bag)
-            _ = bag.add(DeinitAction {
-                seen.value.append(box.value?.isEmpty ?? false)
-                _ = box.value?.add(DeinitAction())
-            })
+            _ = bag.add(
+                DeinitAction {
+                    seen.value.append(box.value?.isEmpty ?? false)
+                    _ = box.value?.add(DeinitAction())
+                })
             bag.removeAll()
             #expect(bag.copyItems().count == 1)
         }
@@ -173,10 +180,11 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let bag = SparseBag<DeinitAction>()
             let box = WeakBox(bag)
-            _ = bag.add(DeinitAction {
-                seen.value.append(box.value?.isEmpty ?? false)
-                _ = box.value?.add(DeinitAction())
-            })
+            _ = bag.add(
+                DeinitAction {
+                    seen.value.append(box.value?.isEmpty ?? false)
+                    _ = box.value?.add(DeinitAction())
+                })
             bag.removeAll()
             #expect(!bag.isEmpty)
         }
@@ -235,15 +243,17 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let meta = MetaDisposable()
             let box = WeakBox(meta)
-            meta.set(DeinitActionDisposable {
-                box.value?.set(EmptyDisposable)
-                reentries.record()
-            })
+            meta.set(
+                DeinitActionDisposable {
+                    box.value?.set(EmptyDisposable)
+                    reentries.record()
+                })
             meta.set(EmptyDisposable)
-            meta.set(DeinitActionDisposable {
-                box.value?.set(nil)
-                reentries.record()
-            })
+            meta.set(
+                DeinitActionDisposable {
+                    box.value?.set(nil)
+                    reentries.record()
+                })
             meta.dispose()
         }
         #expect(reentries.value == 2)
@@ -314,11 +324,12 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let subject = ReplaySubject<DeinitAction, NoError>(capacity: 1)
             let box = WeakBox(subject)
-            subject.putNext(DeinitAction {
-                box.value?.signal().start(next: { _ in }).dispose()
-                box.value?.putNext(DeinitAction())
-                reentries.record()
-            })
+            subject.putNext(
+                DeinitAction {
+                    box.value?.signal().start(next: { _ in }).dispose()
+                    box.value?.putNext(DeinitAction())
+                    reentries.record()
+                })
             subject.putNext(DeinitAction())
         }
         #expect(reentries.value == 1)
@@ -337,11 +348,12 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let box = WeakBox<Command<Int, Int, ReentrantError>>(nil)
             let command = Command<Int, Int, ReentrantError> { _ in
-                .fail(ReentrantError {
-                    _ = box.value?.isExecuting
-                    box.value?.errors.start(next: { _ in }).dispose()
-                    reentries.record()
-                })
+                .fail(
+                    ReentrantError {
+                        _ = box.value?.isExecuting
+                        box.value?.errors.start(next: { _ in }).dispose()
+                        reentries.record()
+                    })
             }
             box.value = command
             let errors = command.errors.start(next: { _ in })
@@ -356,11 +368,12 @@ private final class Reentries: @unchecked Sendable {
         withoutDeadlock {
             let emitter = EventEmitter<DeinitAction>()
             let box = WeakBox(emitter)
-            emitter.fire(DeinitAction {
-                box.value?.signal().start(next: { _ in }).dispose()
-                box.value?.fire(DeinitAction())
-                reentries.record()
-            })
+            emitter.fire(
+                DeinitAction {
+                    box.value?.signal().start(next: { _ in }).dispose()
+                    box.value?.fire(DeinitAction())
+                    reentries.record()
+                })
             emitter.fire(DeinitAction())
         }
         #expect(reentries.value == 1)
@@ -398,12 +411,18 @@ private final class Reentries: @unchecked Sendable {
             // Holds the only thread until the test has let go of its task.
             pool.addTask(ThreadPoolTask { _ in gate.wait() })
             // The pool's reference to this task is the last one.
-            pool.addTask(ThreadPoolTask { [capture = DeinitAction {
-                pool.addTask(ThreadPoolTask { _ in
-                    reentries.record()
-                    finished.signal()
+            pool.addTask(
+                ThreadPoolTask {
+                    [
+                        capture = DeinitAction {
+                            pool.addTask(
+                                ThreadPoolTask { _ in
+                                    reentries.record()
+                                    finished.signal()
+                                })
+                        }
+                    ] _ in withExtendedLifetime(capture) {}
                 })
-            }] _ in withExtendedLifetime(capture) {} })
             gate.signal()
             finished.wait()
         }
@@ -416,11 +435,12 @@ private final class Reentries: @unchecked Sendable {
         let reentries = Reentries()
         withoutDeadlock {
             let signal = Signal<Int, NoError> { subscriber in
-                subscriber.keepAlive(DeinitAction {
-                    subscriber.keepAlive(DeinitAction())
-                    subscriber.putNext(2)
-                    reentries.record()
-                })
+                subscriber.keepAlive(
+                    DeinitAction {
+                        subscriber.keepAlive(DeinitAction())
+                        subscriber.putNext(2)
+                        reentries.record()
+                    })
                 return EmptyDisposable
             }
             signal.start(next: { _ in }).dispose()
@@ -438,10 +458,11 @@ private final class Reentries: @unchecked Sendable {
             // loop while the buffer may still refer to it; its deinit sends
             // to the same subscription.
             let signal = Signal<DeinitAction, NoError> { subscriber in
-                subscriber.putNext(DeinitAction {
-                    subscriber.putNext(DeinitAction())
-                    reentries.record()
-                })
+                subscriber.putNext(
+                    DeinitAction {
+                        subscriber.putNext(DeinitAction())
+                        reentries.record()
+                    })
                 subscriber.putNext(DeinitAction())
                 return EmptyDisposable
             }

@@ -186,7 +186,9 @@ import Testing
     func aKeepAliveRegisteredInsideTheTerminalCallbackIsHeldUntilTheHandleIsDisposed(terminal: String) {
         let log = EventLog()
         let source = Shared<Subscriber<Int, String>?>(nil)
-        let keep: @Sendable () -> Void = { source.value?.keepAlive(Probe("kept in \(terminal)") { log.append("\($0) released") }) }
+        let keep: @Sendable () -> Void = {
+            source.value?.keepAlive(Probe("kept in \(terminal)") { log.append("\($0) released") })
+        }
         let handle = Signal<Int, String> { subscriber in
             subscriber.keepAlive(Probe("kept before") { log.append("\($0) released") })
             source.value = subscriber

@@ -26,8 +26,9 @@ private typealias S = Signal<Int, Failure>
             retry(retryOnError: $0, delayIncrement: $1, maxDelay: $2, maxRetries: $3, onQueue: $4)
         }
         let restartIfErrorOp: (S) -> Signal<Int, NoError> = restartIfError
-        let restartOrMapErrorOp: (@escaping @Sendable (Failure) -> RestartOrMapErrorCondition<String>) -> (S) -> Signal<Int, String> =
-            restartOrMapError(condition:)
+        let restartOrMapErrorOp:
+            (@escaping @Sendable (Failure) -> RestartOrMapErrorCondition<String>) -> (S) -> Signal<Int, String> =
+                restartOrMapError(condition:)
         _ = (catchOp, restartOp, recurseOp, retryOp, retryIfOp, restartIfErrorOp, restartOrMapErrorOp)
     }
 
@@ -56,10 +57,11 @@ private typealias S = Signal<Int, Failure>
     }
 
     @Test func loopAndMappingFamiliesHaveTheLegacySignatures() {
-        let loop: (
-            @escaping @Sendable (SignalFeedbackLoopState<Int>) -> Signal<Int, Failure>?,
-            @escaping @Sendable (Int, Int) -> Int
-        ) -> Signal<Int, Failure> = feedbackLoop(once:reduce:)
+        let loop:
+            (
+                @escaping @Sendable (SignalFeedbackLoopState<Int>) -> Signal<Int, Failure>?,
+                @escaping @Sendable (Int, Int) -> Int
+            ) -> Signal<Int, Failure> = feedbackLoop(once:reduce:)
         let mapOp: (@escaping @Sendable (Int) -> String) -> (S) -> Signal<String, Failure> = map
         let filterOp: (@escaping @Sendable (Int) -> Bool) -> (S) -> S = filter
         let flatMapOp: (@escaping @Sendable (Int) -> String) -> (Signal<Int?, Failure>) -> Signal<String?, Failure> = flatMap
@@ -101,7 +103,8 @@ private typealias S = Signal<Int, Failure>
         let beforeCompletedOp: (@escaping @Sendable () -> Void) -> (S) -> S = beforeCompleted
         let afterCompletedOp: (@escaping @Sendable () -> Void) -> (S) -> S = afterCompleted
         let afterDisposedOp: (@escaping @Sendable () -> Void) -> (S) -> S = afterDisposed
-        let withStateOp = withState(S.single(1), { 0 }, next: { _, _ in }, error: { _, _ in }, completed: { _ in }, disposed: { _ in })
+        let withStateOp = withState(
+            S.single(1), { 0 }, next: { _, _ in }, error: { _, _ in }, completed: { _ in }, disposed: { _ in })
         let withStateDefaults = withState(S.single(1), { 0 })
         let single: Signal<Int, Failure> = SignalKit.single(1, Failure.self)
         let fail: Signal<Int, Failure> = SignalKit.fail(Int.self, Failure())

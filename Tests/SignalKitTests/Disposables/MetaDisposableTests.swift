@@ -56,10 +56,11 @@ import Testing
     @Test func reentrantSetFromThePreviousDisposablesDispose() {
         let log = EventLog()
         let meta = MetaDisposable()
-        meta.set(ActionDisposable {
-            log.append("a.dispose")
-            meta.set(log.disposable("c"))
-        })
+        meta.set(
+            ActionDisposable {
+                log.append("a.dispose")
+                meta.set(log.disposable("c"))
+            })
         meta.set(log.disposable("b"))
         #expect(log.take() == ["a.dispose", "b.dispose"])
         meta.dispose()

@@ -117,6 +117,8 @@ final class ResultListener: Sendable {
 
     @Test func theOwnerIsHeldStronglyForTheWholeSynchronousCallback() {
         let log = EventLog()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let emitter = EventEmitter< >()
         let holder = Shared<Probe?>(Probe("owner"))
         let weakOwner = WeakBox(holder.value)
@@ -148,6 +150,8 @@ final class ResultListener: Sendable {
 @Suite struct EventEmitterArityTests {
     @Test func zeroArguments() {
         let log = EventLog()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let emitter = EventEmitter< >()
         let owner = Probe("owner")
         let token = emitter.addObserver(owner) { owner in log.append("fired \(owner.name)") }
@@ -391,6 +395,8 @@ final class ResultListener: Sendable {
 
     @Test func removeAllObserversFromInsideACallbackStopsTheRestOfTheFire() {
         let log = EventLog()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let emitter = EventEmitter< >()
         let owner = Probe()
         emitter.addObserver(owner) { [unowned emitter] _ in
@@ -522,6 +528,8 @@ final class ResultListener: Sendable {
 
     @Test func theDefaultLimitAllowsOneHundredObservers() {
         let log = EventLog()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let emitter = EventEmitter< >()
         emitter.maxObserversHandler = { log.append($0) }
         let owner = Probe()
@@ -558,6 +566,8 @@ final class ResultListener: Sendable {
         #expect(lines.count == 2)
         #expect(lines.first?.hasSuffix("observers: 1, signal subscribers: 1)") == true)
         #expect(lines.last == "  EventObserver(owner: Probe, cancelsAfterNextFire)")
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         #expect(EventEmitter< >().debugDescription.hasPrefix("EventEmitter<>(0x"))
         token.cancel()
         #expect(token.debugDescription == "EventObserver(owner: Probe, cancelsAfterNextFire, cancelled)")
@@ -587,6 +597,8 @@ final class ResultListener: Sendable {
     @Test func oneArgumentIsDeliveredAsItselfAndNoneAsVoid() {
         let log = EventLog()
         let numbers = EventEmitter<Int>()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let ticks = EventEmitter< >()
         let a = log.start(numbers.signal() |> filter { $0 % 2 == 0 } |> map { $0 * 10 })
         let b = ticks.signal().start(next: { log.append("tick") })

@@ -148,6 +148,8 @@ import Testing
 
     @Test func anEmitterWithoutArgumentsNeverHasData() {
         let log = EventLog()
+        // An empty parameter pack needs `< >`: the formatter would make it the operator `<>`.
+        // swift-format-ignore
         let emitter = EventEmitter< >()
         let owner = Probe()
         let token = emitter.addObserver(owner) { _ in log.append("fired") }

@@ -247,14 +247,17 @@ let modelOperators: [ModelOperator] = [
     { _ in ("restartIfError", { restartIfError($0) |> castError(ModelError.self) }) },
     { _ in
         // `Signal<Never, E>` back to `Signal<Int, E>`: only terminal events.
-        ("ignoreValues", { upstream in
-            Signal { subscriber in
-                ignoreValues(upstream).start(
-                    error: { subscriber.putError($0) },
-                    completed: { subscriber.putCompletion() }
-                )
+        (
+            "ignoreValues",
+            { upstream in
+                Signal { subscriber in
+                    ignoreValues(upstream).start(
+                        error: { subscriber.putError($0) },
+                        completed: { subscriber.putCompletion() }
+                    )
+                }
             }
-        })
+        )
     },
     { world in
         let other = scriptedSource(world, "combineLatestArrayInput") |> checked(world, "combineLatestArrayInput")
@@ -347,7 +350,8 @@ let modelOperators: [ModelOperator] = [
     { world in ("throttle", throttle(Double(world.pick(1...2)), queue: world.queue)) },
     { world in ("throttle(valuesPassingTest:)", throttle(1, queue: world.queue, valuesPassingTest: { $0 % 2 == 0 })) },
     { world in ("bufferWithTime", { $0 |> bufferWithTime(Double(world.pick(1...3)), queue: world.queue) |> map { $0.count } }) },
-    { world in ("failAfterTimeout", failAfterTimeout(Double(world.pick(1...5)), queue: world.queue, error: ModelError(code: -2))) },
+    { world in ("failAfterTimeout", failAfterTimeout(Double(world.pick(1...5)), queue: world.queue, error: ModelError(code: -2)))
+    },
     { world in ("delayEvents", delayEvents(Double(world.pick(1...3)), queue: world.queue)) },
     { _ in ("logAll", logAll(to: SignalLogSink { _ in })) },
     { _ in ("named", named("model")) },
@@ -460,7 +464,9 @@ func runModelTrial(seed: UInt64) -> TrialOutcome {
             world.scheduler.run()
         } while world.runs.count != dropped
         if weakProbe != nil {
-            world.fail("\(description): the final callbacks were not released when the handle was dropped undisposed and every source dropped its subscriber")
+            world.fail(
+                "\(description): the final callbacks were not released when the handle was dropped undisposed and every source dropped its subscriber"
+            )
         }
         outcome.withLock { $0.abandoned += 1 }
         return outcome.value

@@ -100,10 +100,11 @@ import Testing
 
         let subscriber2 = SignalKit.Atomic<(any Disposable)?>(value: nil)
         main.after(4) {
-            _ = subscriber2.swap(subject.signal().start(next: { x in
-                log.append("Subscriber 2 recieve value:\(x).")
-                timeline.append("2: \(x) at \(scheduler.now)")
-            }))
+            _ = subscriber2.swap(
+                subject.signal().start(next: { x in
+                    log.append("Subscriber 2 recieve value:\(x).")
+                    timeline.append("2: \(x) at \(scheduler.now)")
+                }))
         }
         scheduler.run()
 

@@ -142,9 +142,11 @@ import Testing
         let subject = ReplaySubject<Int, String>()
         for value in 1...3 { subject.putNext(value) }
         let handle = Shared<(any Disposable)?>(nil)
-        handle.value = (subject.signal() |> take(2)).start(next: { log.append("next \($0)") }, completed: {
-            log.append("completed")
-        })
+        handle.value = (subject.signal() |> take(2)).start(
+            next: { log.append("next \($0)") },
+            completed: {
+                log.append("completed")
+            })
         subject.putNext(4)
         #expect(log.events == ["next 1", "next 2", "completed"])
         handle.value?.dispose()

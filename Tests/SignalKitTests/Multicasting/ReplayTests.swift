@@ -133,9 +133,11 @@ import Testing
         scheduler.advance(by: 0.5)
         let a = shared.start(next: { log.append("a \($0) at \(scheduler.now)") })
         scheduler.advance(by: 2)
-        let b = shared.start(next: { log.append("b \($0) at \(scheduler.now)") }, completed: {
-            log.append("b completed at \(scheduler.now)")
-        })
+        let b = shared.start(
+            next: { log.append("b \($0) at \(scheduler.now)") },
+            completed: {
+                log.append("b completed at \(scheduler.now)")
+            })
         scheduler.run()
         #expect(
             log.events == [

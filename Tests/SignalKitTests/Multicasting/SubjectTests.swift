@@ -94,10 +94,11 @@ import Testing
     @Test func aTerminalEventSentFromACallbackEndsEverySubscriber() {
         let log = EventLog()
         let subject = Subject<Int, String>()
-        let first = subject.signal().start(next: { value in
-            log.append("first \(value)")
-            subject.putCompletion()
-        }, completed: { log.append("first completed") })
+        let first = subject.signal().start(
+            next: { value in
+                log.append("first \(value)")
+                subject.putCompletion()
+            }, completed: { log.append("first completed") })
         let second = log.start(subject.signal(), prefix: "second:")
         subject.putNext(1)
         subject.putNext(2)

@@ -28,7 +28,8 @@ import Testing
             .mapError { "mapped \($0)" }
         let operatorsLog = EventLog()
         let operatorsSource = TestSource<Int, String>("a", log: operatorsLog)
-        let operators = operatorsSource.signal
+        let operators =
+            operatorsSource.signal
             |> map { $0 * 10 }
             |> filter { $0 != 40 }
             |> distinctUntilChanged

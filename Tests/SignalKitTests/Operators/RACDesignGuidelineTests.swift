@@ -33,7 +33,8 @@ import Testing
         case "merge": combined = merge([a.signal, b.signal])
         case "zip": combined = zip(a.signal, b.signal) |> map { $0 + $1 }
         case "combineLatest": combined = combineLatest(a.signal, b.signal) |> map { $0 + $1 }
-        case "flatten": combined = Signal<Signal<Int, String>, String>.sequence([a.signal, b.signal]) |> then(.never()) |> flatten
+        case "flatten":
+            combined = Signal<Signal<Int, String>, String>.sequence([a.signal, b.signal]) |> then(.never()) |> flatten
         case "takeUntil": combined = a.signal |> takeUntil(b.signal |> ignoreValues)
         default: combined = a.signal |> sample(b.signal)
         }
@@ -62,7 +63,8 @@ import Testing
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        let chain = source
+        let chain =
+            source
             |> doNext { _ in closureRuns.withLock { $0 += 1 } }
             |> scan(0, +)
             |> flattenMap { Signal<Int, NoError>.single($0) }
@@ -96,7 +98,9 @@ import Testing
         do {
             let probe = Probe()
             weakProbe = probe
-            handle = signal.start(completed: { probe.touch(); log.append("completed") })
+            handle = signal.start(completed: {
+                probe.touch(); log.append("completed")
+            })
         }
         a.putCompletion()
         scheduler.run()
@@ -192,7 +196,8 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, String>("s", log: log)
         let other = TestSource<Int, String>("o", log: log)
-        let chain = merge([source.signal, other.signal])
+        let chain =
+            merge([source.signal, other.signal])
             |> scan(0, +)
             |> skip(0)
             |> takeWhile { $0 < 100 }
@@ -227,8 +232,11 @@ import Testing
             generatorRuns.withLock { $0 += 1 }
             return EmptyDisposable
         }
-        let chain = merge([source, source])
-            |> flattenMap { _ -> Signal<Int, NoError> in closureRuns.withLock { $0 += 1 }; return source }
+        let chain =
+            merge([source, source])
+            |> flattenMap { _ -> Signal<Int, NoError> in
+                closureRuns.withLock { $0 += 1 }; return source
+            }
             |> throttle(1, queue: queue)
             |> zipWith(source)
             |> map { $0.0 }

@@ -39,10 +39,11 @@ private final class Output: @unchecked Sendable {
             subscriber.putCompletion()
             return EmptyDisposable
         }
-        loggingSignal = loggingSignal |> doCompleted {
-            let line = "about to complete subscription \(subscriptions.value)"
-            lines.withLock { $0.append(line) }
-        }
+        loggingSignal = loggingSignal
+            |> doCompleted {
+                let line = "about to complete subscription \(subscriptions.value)"
+                lines.withLock { $0.append(line) }
+            }
         #expect(lines.value.isEmpty, "does not output anything yet")
         _ = loggingSignal.start(completed: {
             let line = "subscription \(subscriptions.value)"
@@ -109,13 +110,15 @@ private final class Output: @unchecked Sendable {
         _ = (numbers |> flattenMap { Signal<String, NoError>.sequence([$0, $0]) }).start(next: extended.append)
         #expect(extended.text == "1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9")
         let edited = Output()
-        _ = (numbers |> flattenMap { number -> Signal<String, NoError> in
-            if Int(number)! % 2 == 0 {
-                return .complete()
-            } else {
-                return .single(number + "_")
-            }
-        }).start(next: edited.append)
+        _ =
+            (numbers
+            |> flattenMap { number -> Signal<String, NoError> in
+                if Int(number)! % 2 == 0 {
+                    return .complete()
+                } else {
+                    return .single(number + "_")
+                }
+            }).start(next: edited.append)
         #expect(edited.text == "1_ 3_ 5_ 7_ 9_")
     }
 
@@ -141,7 +144,8 @@ private final class Output: @unchecked Sendable {
         // subscribed to, it also outputs: A B C D E F G H I".
         let letters = Signal<String, NoError>.sequence(words("A B C D E F G H I"))
         let sideEffects = Output()
-        let sequenced = letters
+        let sequenced =
+            letters
             |> doNext { sideEffects.append($0) }
             |> ignoreValuesThen { Signal<String, NoError>.sequence(words("1 2 3 4 5 6 7 8 9")) }
         let output = Output()

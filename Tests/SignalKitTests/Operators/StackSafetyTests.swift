@@ -17,7 +17,9 @@ import Testing
     private func counted<T, E>(_ body: @escaping @Sendable (Int, Subscriber<T, E>) -> Void) -> Signal<T, E> {
         let count = Shared(0)
         return Signal { subscriber in
-            let index = count.withLock { $0 += 1; return $0 }
+            let index = count.withLock {
+                $0 += 1; return $0
+            }
             body(index, subscriber)
             return EmptyDisposable
         }
@@ -117,9 +119,10 @@ import Testing
         let source: Signal<Int, Int> = counted { index, subscriber in subscriber.putError(index) }
         let outcome = Outcome()
         _ = outcome.start(
-            source |> restartOrMapError { (index: Int) -> RestartOrMapErrorCondition<String> in
-                index <= Self.iterations ? .restart : .error("after \(index - 1) restarts")
-            })
+            source
+                |> restartOrMapError { (index: Int) -> RestartOrMapErrorCondition<String> in
+                    index <= Self.iterations ? .restart : .error("after \(index - 1) restarts")
+                })
         #expect(outcome.terminal == "error after \(Self.iterations) restarts")
     }
 
@@ -227,10 +230,11 @@ import Testing
         }
         let outcome = Outcome()
         _ = outcome.start(
-            outer |> mapToQueue { (index: Int) -> Signal<Int, NoError> in
-                transforms.value += 1
-                return index == 0 ? headSignal : inner
-            })
+            outer
+                |> mapToQueue { (index: Int) -> Signal<Int, NoError> in
+                    transforms.value += 1
+                    return index == 0 ? headSignal : inner
+                })
         #expect(transforms.value == Self.iterations + 1, "the transform runs eagerly, at arrival")
         #expect(outcome.values == 0)
         head.value?.putCompletion()

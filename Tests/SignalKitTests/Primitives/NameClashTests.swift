@@ -24,9 +24,11 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
         let fired = Synchronization.Atomic<Int>(0)
-        let timer = SignalKit.Timer(timeout: 1.0, repeat: false, completion: { _ in
-            fired.add(1, ordering: .relaxed)
-        }, queue: queue)
+        let timer = SignalKit.Timer(
+            timeout: 1.0, repeat: false,
+            completion: { _ in
+                fired.add(1, ordering: .relaxed)
+            }, queue: queue)
         timer.start()
         scheduler.advance(by: 1.0)
         #expect(fired.load(ordering: .relaxed) == 1)

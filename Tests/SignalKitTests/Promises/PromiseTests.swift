@@ -16,10 +16,11 @@ extension Promise {
         }
         set {
             if let value = newValue {
-                set(Signal { subscriber in
-                    subscriber.putNext(value)
-                    return EmptyDisposable
-                })
+                set(
+                    Signal { subscriber in
+                        subscriber.putNext(value)
+                        return EmptyDisposable
+                    })
             }
         }
     }
@@ -42,15 +43,16 @@ extension Promise {
         let promise1Value2 = promise1.rawValue
         output.append("promise1Value--\(promise1Value.value ?? "nil") promise1Value2:\(promise1Value2 ?? "nil")")
         let dispose1 = promise1.get().start(next: { list in output.append("dispose1 get1--\(list)") })
-        promise1.set(Signal<String, NoError> { subscriber in
-            output.append("设置值--aaa")
-            subscriber.putNext("aaaa")
-            later.after(2) {
-                output.append("设置值--bbb")
-                subscriber.putNext("bbb")
-            }
-            return MetaDisposable()
-        })
+        promise1.set(
+            Signal<String, NoError> { subscriber in
+                output.append("设置值--aaa")
+                subscriber.putNext("aaaa")
+                later.after(2) {
+                    output.append("设置值--bbb")
+                    subscriber.putNext("bbb")
+                }
+                return MetaDisposable()
+            })
         let dispose2 = promise1.get().start(next: { list in output.append("dispose2 get2--\(list)") })
         output.append("promise1Value3:\(promise1.rawValue ?? "nil")")
         scheduler.advance(by: 2)
@@ -131,12 +133,13 @@ extension Promise {
         let pipe = ValuePipe<Int>()
         promise.set(pipe.signal())
         let handles = Shared<[any Disposable]>([])
-        handles.value.append(promise.get().start(next: { value in
-            log.append("first \(value)")
-            if handles.value.count == 1 {
-                handles.value.append(log.start(promise.get(), prefix: "added:"))
-            }
-        }))
+        handles.value.append(
+            promise.get().start(next: { value in
+                log.append("first \(value)")
+                if handles.value.count == 1 {
+                    handles.value.append(log.start(promise.get(), prefix: "added:"))
+                }
+            }))
         pipe.putNext(1)
         #expect(log.events == ["first 1", "added:next 1"])
         handles.value.forEach { $0.dispose() }

@@ -46,10 +46,11 @@ import Testing
         let log = EventLog()
         let pipe = ValuePipe<Int>()
         let handles = Shared<[any Disposable]>([])
-        handles.value.append(pipe.signal().start(next: { value in
-            log.append("first \(value)")
-            if value == 1 { handles.value.append(log.start(pipe.signal(), prefix: "added:")) }
-        }))
+        handles.value.append(
+            pipe.signal().start(next: { value in
+                log.append("first \(value)")
+                if value == 1 { handles.value.append(log.start(pipe.signal(), prefix: "added:")) }
+            }))
         pipe.putNext(1)
         pipe.putNext(2)
         #expect(log.events == ["first 1", "first 2", "added:next 2"])

@@ -21,13 +21,14 @@ import Testing
         let maxOverlap = Atomic<Int>(0)
         let done = Atomic<Int>(0)
         for index in 0..<200 {
-            queue.addTask(ThreadPoolTask { _ in
-                let now = overlapping.add(1, ordering: .acquiringAndReleasing).newValue
-                if now > maxOverlap.load(ordering: .relaxed) { maxOverlap.store(now, ordering: .relaxed) }
-                log.append("\(index) inPool=\(pool.isCurrentThreadInPool())")
-                overlapping.subtract(1, ordering: .acquiringAndReleasing)
-                done.add(1, ordering: .releasing)
-            })
+            queue.addTask(
+                ThreadPoolTask { _ in
+                    let now = overlapping.add(1, ordering: .acquiringAndReleasing).newValue
+                    if now > maxOverlap.load(ordering: .relaxed) { maxOverlap.store(now, ordering: .relaxed) }
+                    log.append("\(index) inPool=\(pool.isCurrentThreadInPool())")
+                    overlapping.subtract(1, ordering: .acquiringAndReleasing)
+                    done.add(1, ordering: .releasing)
+                })
         }
         waitUntil { done.load(ordering: .acquiring) == 200 }
         #expect(log.events == (0..<200).map { "\($0) inPool=true" })
@@ -68,10 +69,11 @@ import Testing
         let started = Atomic<Int>(0)
         let release = Atomic<Bool>(false)
         for _ in 0..<2 {
-            pool.addTask(ThreadPoolTask { _ in
-                started.add(1, ordering: .acquiringAndReleasing)
-                while !release.load(ordering: .acquiring) { usleep(100) }
-            })
+            pool.addTask(
+                ThreadPoolTask { _ in
+                    started.add(1, ordering: .acquiringAndReleasing)
+                    while !release.load(ordering: .acquiring) { usleep(100) }
+                })
         }
         waitUntil { started.load(ordering: .acquiring) == 2 }
         #expect(started.load(ordering: .acquiring) == 2, "two tasks ran at the same time")

@@ -9,7 +9,8 @@ import Testing
     @Test func aOneShotTimerFiresOnceAfterItsTimeout() {
         let scheduler = VirtualTimeScheduler()
         let log = EventLog()
-        let timer = SignalKit.Timer(timeout: 2, repeat: false, completion: { log.append("fired at \(scheduler.now)") }, queue: scheduler.makeQueue())
+        let timer = SignalKit.Timer(
+            timeout: 2, repeat: false, completion: { log.append("fired at \(scheduler.now)") }, queue: scheduler.makeQueue())
         timer.start()
         scheduler.advance(by: 1.9)
         #expect(log.events == [])
@@ -20,7 +21,8 @@ import Testing
     @Test func aRepeatingTimerFiresUntilInvalidated() {
         let scheduler = VirtualTimeScheduler()
         let log = EventLog()
-        let timer = SignalKit.Timer(timeout: 1, repeat: true, completion: { log.append("tick \(scheduler.now)") }, queue: scheduler.makeQueue())
+        let timer = SignalKit.Timer(
+            timeout: 1, repeat: true, completion: { log.append("tick \(scheduler.now)") }, queue: scheduler.makeQueue())
         timer.start()
         scheduler.advance(by: 3)
         timer.invalidate()
@@ -31,7 +33,8 @@ import Testing
     @Test func startRestartsAndInvalidateBeforeStartIsANoOp() {
         let scheduler = VirtualTimeScheduler()
         let log = EventLog()
-        let timer = SignalKit.Timer(timeout: 2, repeat: false, completion: { log.append("fired at \(scheduler.now)") }, queue: scheduler.makeQueue())
+        let timer = SignalKit.Timer(
+            timeout: 2, repeat: false, completion: { log.append("fired at \(scheduler.now)") }, queue: scheduler.makeQueue())
         timer.invalidate()
         timer.start()
         scheduler.advance(by: 1)
@@ -45,11 +48,13 @@ import Testing
         let log = EventLog()
         let count = Shared(0)
         let timer = Shared<SignalKit.Timer?>(nil)
-        timer.value = SignalKit.Timer(timeout: 1, repeat: false, completion: { (t: SignalKit.Timer) in
-            count.value += 1
-            log.append("fired at \(scheduler.now)")
-            if count.value < 3 { t.start() }
-        }, queue: scheduler.makeQueue())
+        timer.value = SignalKit.Timer(
+            timeout: 1, repeat: false,
+            completion: { (t: SignalKit.Timer) in
+                count.value += 1
+                log.append("fired at \(scheduler.now)")
+                if count.value < 3 { t.start() }
+            }, queue: scheduler.makeQueue())
         timer.value?.start()
         scheduler.advance(by: 10)
         #expect(log.events == ["fired at 1.0", "fired at 2.0", "fired at 3.0"])
@@ -59,7 +64,8 @@ import Testing
         let scheduler = VirtualTimeScheduler()
         let log = EventLog()
         do {
-            let timer = SignalKit.Timer(timeout: 1, repeat: true, completion: { log.append("tick") }, queue: scheduler.makeQueue())
+            let timer = SignalKit.Timer(
+                timeout: 1, repeat: true, completion: { log.append("tick") }, queue: scheduler.makeQueue())
             timer.start()
         }
         scheduler.advance(by: 3)

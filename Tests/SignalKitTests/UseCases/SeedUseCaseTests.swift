@@ -73,7 +73,8 @@ final class UsernameBackend: Sendable {
     func addressNameAvailability(name: String) -> Signal<AddressNameAvailability, NoError> {
         Signal { subscriber in
             self.log("request \(name)")
-            let reply = Signal<AddressNameAvailability, NoError>.single(self.taken.contains(name) ? .taken : .available)
+            let reply =
+                Signal<AddressNameAvailability, NoError>.single(self.taken.contains(name) ? .taken : .available)
                 |> delay(0.5, queue: self.network)
             let handle = reply.start(
                 next: { subscriber.putNext($0) },
@@ -138,7 +139,8 @@ func describe(_ status: AddressNameValidationStatus) -> String {
             .start(next: { theme, state, peer in
                 let status = state.addressNameValidationStatus.map(describe) ?? "-"
                 let enabled = state.addressNameValidationStatus == .availability(.available)
-                record("ui \(theme) \(peer) text=\(state.editingPublicLinkText ?? "nil") \(status) \(enabled ? "[Done]" : "[done]")")
+                record(
+                    "ui \(theme) \(peer) text=\(state.editingPublicLinkText ?? "nil") \(status) \(enabled ? "[Done]" : "[done]")")
             })
 
         // #4: one check at a time; each keystroke cancels the previous one.
@@ -147,9 +149,10 @@ func describe(_ status: AddressNameValidationStatus) -> String {
             record("typed \"\(text)\"")
             if text.isEmpty {
                 checkAddressNameDisposable.set(nil)
-                statePromise.set(stateValue.modify {
-                    $0.withUpdatedEditingPublicLinkText(text).withUpdatedAddressNameValidationStatus(nil)
-                })
+                statePromise.set(
+                    stateValue.modify {
+                        $0.withUpdatedEditingPublicLinkText(text).withUpdatedAddressNameValidationStatus(nil)
+                    })
             } else {
                 statePromise.set(stateValue.modify { $0.withUpdatedEditingPublicLinkText(text) })
                 checkAddressNameDisposable.set(
@@ -185,37 +188,38 @@ func describe(_ status: AddressNameValidationStatus) -> String {
         // "alice" (1.3 s) is answered 0.3 + 0.5 s later; "bob_smith" is
         // cancelled in flight by clearing the field. Repeated states are not
         // re-rendered ("alice_" stays `checking`).
-        #expect(log.take() == [
-            "0ms ui day @old_name text=nil - [done]",
-            "0ms typed \"1al\"",
-            "0ms ui day @old_name text=1al - [done]",
-            "0ms ui day @old_name text=1al invalid(startsWithDigit) [done]",
-            "100ms typed \"alic\"",
-            "100ms ui day @old_name text=alic invalid(startsWithDigit) [done]",
-            "100ms ui day @old_name text=alic invalid(tooShort) [done]",
-            "200ms typed \"alice\"",
-            "200ms ui day @old_name text=alice invalid(tooShort) [done]",
-            "200ms ui day @old_name text=alice checking [done]",
-            "300ms typed \"alice_\"",
-            "300ms ui day @old_name text=alice_ checking [done]",
-            "600ms request alice_",
-            "1100ms request alice_ released",
-            "1100ms ui day @old_name text=alice_ available [Done]",
-            "1300ms typed \"alice\"",
-            "1300ms ui day @old_name text=alice available [Done]",
-            "1300ms ui day @old_name text=alice checking [done]",
-            "1600ms request alice",
-            "2100ms request alice released",
-            "2100ms ui day @old_name text=alice taken [done]",
-            "2300ms typed \"bob_smith\"",
-            "2300ms ui day @old_name text=bob_smith taken [done]",
-            "2300ms ui day @old_name text=bob_smith checking [done]",
-            "2600ms request bob_smith",
-            "2700ms typed \"\"",
-            "2700ms request bob_smith released",
-            "2700ms ui day @old_name text= - [done]",
-            "3100ms ui night @old_name text= - [done]",
-        ])
+        #expect(
+            log.take() == [
+                "0ms ui day @old_name text=nil - [done]",
+                "0ms typed \"1al\"",
+                "0ms ui day @old_name text=1al - [done]",
+                "0ms ui day @old_name text=1al invalid(startsWithDigit) [done]",
+                "100ms typed \"alic\"",
+                "100ms ui day @old_name text=alic invalid(startsWithDigit) [done]",
+                "100ms ui day @old_name text=alic invalid(tooShort) [done]",
+                "200ms typed \"alice\"",
+                "200ms ui day @old_name text=alice invalid(tooShort) [done]",
+                "200ms ui day @old_name text=alice checking [done]",
+                "300ms typed \"alice_\"",
+                "300ms ui day @old_name text=alice_ checking [done]",
+                "600ms request alice_",
+                "1100ms request alice_ released",
+                "1100ms ui day @old_name text=alice_ available [Done]",
+                "1300ms typed \"alice\"",
+                "1300ms ui day @old_name text=alice available [Done]",
+                "1300ms ui day @old_name text=alice checking [done]",
+                "1600ms request alice",
+                "2100ms request alice released",
+                "2100ms ui day @old_name text=alice taken [done]",
+                "2300ms typed \"bob_smith\"",
+                "2300ms ui day @old_name text=bob_smith taken [done]",
+                "2300ms ui day @old_name text=bob_smith checking [done]",
+                "2600ms request bob_smith",
+                "2700ms typed \"\"",
+                "2700ms request bob_smith released",
+                "2700ms ui day @old_name text= - [done]",
+                "3100ms ui night @old_name text= - [done]",
+            ])
         ui.dispose()
         checkAddressNameDisposable.dispose()
         scheduler.run()

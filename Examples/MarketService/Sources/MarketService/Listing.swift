@@ -160,7 +160,7 @@ public final class InstrumentListing: Service {
                     logger: logger
                 )
                 return
-            } catch where attempt < 5 {
+            } catch  where attempt < 5 {
                 try await Task.sleep(for: .milliseconds(50 * attempt))
             }
         }

@@ -47,16 +47,13 @@ struct TickServerService: Service {
         var service = RemoteSignalService()
         let source = self.source
         let openCalls = self.openCalls
-        service.serve(
-            ticksMethod,
-            buffer: .droppingOldest(beyond: 1_000),
-            errorStatus: { (error: TicksCallError) in
-                switch error {
-                case .unknownInstrument(let instrument, let instruments):
-                    RPCError(code: .invalidArgument, message: "no instrument \(instrument): this instance has \(instruments)")
-                }
+        let status: @Sendable (TicksCallError) -> RPCError = { error in
+            switch error {
+            case .unknownInstrument(let instrument, let instruments):
+                RPCError(code: .invalidArgument, message: "no instrument \(instrument): this instance has \(instruments)")
             }
-        ) { request in
+        }
+        service.serve(ticksMethod, buffer: .droppingOldest(beyond: 1_000), errorStatus: status) { request in
             guard (0..<source.instruments).contains(request.instrument) else {
                 return .fail(.unknownInstrument(request.instrument, instruments: source.instruments))
             }
@@ -74,7 +71,7 @@ struct TickServerService: Service {
             try await cancelWhenGracefulShutdown {
                 try await server.serve()
             }
-        } catch where Task.isShuttingDownGracefully {
+        } catch  where Task.isShuttingDownGracefully {
             // The cancellation that ends the open calls ends `serve()` with
             // an error (the transport's, wrapping the cancellation).
         }

@@ -73,7 +73,9 @@ public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T) -
 /// - Termination: completion emits the accumulator then completes; an error
 ///   is forwarded without emitting.
 /// - Disposal: returns the upstream handle.
-public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<T, E> {
+public func reduceLeft<T: Sendable, E>(value: T, f: @escaping @Sendable (T, T, (T) -> Void) -> T) -> (Signal<T, E>) -> Signal<
+    T, E
+> {
     _lift("reduceLeft", arguments: _debugArgument(value)) { subscriber in
         _ReduceLeftSink(downstream: subscriber, seed: value, combine: f)
     }
@@ -145,7 +147,6 @@ struct _ReduceLeftSink<T, E>: _PassThroughSink {
         let accumulated = combine(state.accumulator(), value) { downstream.putNext($0) }
         _ = state.replace(with: accumulated)
     }
-
 
     func putCompletion() {
         downstream.putNext(state.accumulator())

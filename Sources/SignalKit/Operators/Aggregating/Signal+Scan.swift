@@ -66,7 +66,8 @@ public func scan<T, A: Sendable, E>(
 /// - Termination: completion sends the accumulator then completes; an error
 ///   is forwarded without sending.
 /// - Disposal: returns the upstream handle.
-public func aggregate<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E> {
+public func aggregate<T, A: Sendable, E>(_ start: A, _ reduce: @escaping @Sendable (A, T) -> A) -> (Signal<T, E>) -> Signal<A, E>
+{
     _scanOperator("aggregate", start, emitsEachStep: false) { accumulator, value, _ in reduce(accumulator, value) }
 }
 
@@ -164,7 +165,6 @@ struct _ScanSink<T, A, E>: _PassThroughSink {
         _ = state.exchange((next, index + 1))
         if emitsEachStep { downstream.putNext(next) }
     }
-
 
     func putCompletion() {
         if !emitsEachStep, let accumulator = state.exchange((nil, 0)).accumulator {

@@ -117,9 +117,10 @@ public func combineLatest<T: Sendable, E: Sendable>(queue: Queue? = nil, _ signa
         let state = _CombineLatestState(downstream: subscriber, slots: slots, primed: false) {
             slots.map { $0.value! }
         }
-        return _CombineLatestDisposable(signals.indices.map { index in
-            state.subscribe(signals[index], into: slots[index], queue: queue)
-        })
+        return _CombineLatestDisposable(
+            signals.indices.map { index in
+                state.subscribe(signals[index], into: slots[index], queue: queue)
+            })
     }._combined("combineLatest", inputs: signals)
 }
 

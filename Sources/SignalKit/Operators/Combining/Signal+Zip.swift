@@ -44,9 +44,10 @@ public func zip<T: Sendable, E>(_ signals: [Signal<T, E>]) -> Signal<[T], E> {
         let state = _ZipState<[T], E>(downstream: subscriber, slots: slots) {
             slots.map { $0.values.popFirst()! }
         }
-        return _ZipDisposable(signals.indices.map { index in
-            state.subscribe(signals[index], into: slots[index])
-        })
+        return _ZipDisposable(
+            signals.indices.map { index in
+                state.subscribe(signals[index], into: slots[index])
+            })
     }._combined("zip", inputs: signals)
 }
 

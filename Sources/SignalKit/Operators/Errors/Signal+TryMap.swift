@@ -74,7 +74,10 @@ struct _TryMapSink<T, R, Thrown: Error, E>: _PassThroughSink, ~Copyable {
     let mapError: (Thrown) -> E
     let failed = Synchronization.Atomic<Bool>(false)
 
-    init(downstream: Subscriber<R, E>, transform: @escaping @Sendable (T) throws(Thrown) -> R, mapError: @escaping @Sendable (Thrown) -> E) {
+    init(
+        downstream: Subscriber<R, E>, transform: @escaping @Sendable (T) throws(Thrown) -> R,
+        mapError: @escaping @Sendable (Thrown) -> E
+    ) {
         self.transform = transform
         self.mapError = mapError
         self.downstream = downstream

@@ -74,7 +74,8 @@ public func mapToSignalPromotingError<T, R, E>(
     _ f: @escaping @Sendable (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)._derived("mapToSignalPromotingError", from: signal)
+        _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)._derived(
+            "mapToSignalPromotingError", from: signal)
     }
 }
 

@@ -47,7 +47,6 @@ struct _FirstOrDefaultSink<T, E>: _PassThroughSink, ~Copyable {
         downstream.putCompletion()
     }
 
-
     func putCompletion() {
         if !done.exchange(true, ordering: .acquiringAndReleasing) {
             downstream.putNext(defaultValue)
@@ -90,7 +89,6 @@ struct _LastOrDefaultSink<T, E>: _PassThroughSink {
         // The replaced value is released here, outside the lock.
         _ = last.exchange(value)
     }
-
 
     func putCompletion() {
         downstream.putNext(last.exchange(nil) ?? defaultValue)

@@ -181,7 +181,6 @@ struct _TakeLastCountSink<T, E>: _PassThroughSink {
         _ = ring.withLock { $0.append(value) }
     }
 
-
     func putCompletion() {
         for value in ring.withLock({ $0.removeAll() }) {
             downstream.putNext(value)

@@ -80,7 +80,10 @@ struct _GroupBySink<T, K: Hashable & Sendable, V, E>: _InlineSink {
     let transform: (T) -> V
     let groups = _GuardedValue<(table: [K: Subject<V, E>], order: [Subject<V, E>])>(([:], []))
 
-    init(downstream: Subscriber<GroupedSignal<K, V, E>, E>, key: @escaping @Sendable (T) -> K, transform: @escaping @Sendable (T) -> V) {
+    init(
+        downstream: Subscriber<GroupedSignal<K, V, E>, E>, key: @escaping @Sendable (T) -> K,
+        transform: @escaping @Sendable (T) -> V
+    ) {
         self.downstream = downstream
         self.key = key
         self.transform = transform

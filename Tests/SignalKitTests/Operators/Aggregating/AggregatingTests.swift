@@ -70,10 +70,14 @@ import Testing
             s.putCompletion()
             return EmptyDisposable
         }
-        _ = log.start(signal |> reduceLeft(value: 10, f: { accumulator, value in
-            log.append("f(\(accumulator), \(value))")
-            return accumulator - value
-        }))
+        _ = log.start(
+            signal
+                |> reduceLeft(
+                    value: 10,
+                    f: { accumulator, value in
+                        log.append("f(\(accumulator), \(value))")
+                        return accumulator - value
+                    }))
         #expect(log.events == ["f(10, 1)", "f(9, 2)", "next 7", "completed"])
     }
 
@@ -92,13 +96,17 @@ import Testing
     @Test func reduceLeftWithEmitDeliversIntermediateValuesSynchronously() {
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
-        let handle = log.start(source.signal |> reduceLeft(value: 0, f: { (accumulator: Int, value: Int, emit: (Int) -> Void) -> Int in
-            let sum = accumulator + value
-            log.append("before emit \(sum)")
-            if value % 2 == 0 { emit(sum) }
-            log.append("after emit \(sum)")
-            return sum
-        }))
+        let handle = log.start(
+            source.signal
+                |> reduceLeft(
+                    value: 0,
+                    f: { (accumulator: Int, value: Int, emit: (Int) -> Void) -> Int in
+                        let sum = accumulator + value
+                        log.append("before emit \(sum)")
+                        if value % 2 == 0 { emit(sum) }
+                        log.append("after emit \(sum)")
+                        return sum
+                    }))
         source.putNext(1)
         source.putNext(2)
         source.putNext(4)
@@ -269,15 +277,19 @@ import Testing
         let first = Shared<Subscriber<(Int, Passthrough<Int>), String>?>(nil)
         let result = Shared<[Int]>([])
         let completed = Shared(false)
-        let handle = (source.signal |> reduceLeft(0, generator: { (accumulator: Int, value: Int) in
-            if value == 0 {
-                return Signal { subscriber in
-                    first.value = subscriber
-                    return EmptyDisposable
-                }
-            }
-            return .single((accumulator + value, .None))
-        })).start(next: { result.value.append($0) }, completed: { completed.value = true })
+        let handle =
+            (source.signal
+            |> reduceLeft(
+                0,
+                generator: { (accumulator: Int, value: Int) in
+                    if value == 0 {
+                        return Signal { subscriber in
+                            first.value = subscriber
+                            return EmptyDisposable
+                        }
+                    }
+                    return .single((accumulator + value, .None))
+                })).start(next: { result.value.append($0) }, completed: { completed.value = true })
         for value in 0...count { source.putNext(value) }
         source.putCompletion()
         #expect(completed.value == false)
@@ -310,7 +322,9 @@ final class StepSignals: @unchecked Sendable {
 
     /// Steps that emit `(f(acc, value), .Some(f(acc, value)))` and complete
     /// inside their generator.
-    func synchronous(_ f: @escaping @Sendable (Int, Int) -> Int) -> @Sendable (Int, Int) -> Signal<(Int, Passthrough<Int>), String> {
+    func synchronous(_ f: @escaping @Sendable (Int, Int) -> Int)
+        -> @Sendable (Int, Int) -> Signal<(Int, Passthrough<Int>), String>
+    {
         let log = self.log
         return { accumulator, value in
             Signal { subscriber in

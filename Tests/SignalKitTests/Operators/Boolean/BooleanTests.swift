@@ -42,16 +42,21 @@ import Testing
         _ = log.start(Signal<Int, String>.sequence([1, 2, 3]) |> all(where: { $0 < 2 }))
         _ = log.start(Signal<Int, String>.complete() |> all(where: { $0 < 2 }))
         _ = log.start(Signal<Int, String>.sequence([1]) |> then(.fail("e")) |> all(where: { $0 > 0 }))
-        #expect(log.events == [
-            "next true", "completed", "next false", "completed", "next true", "completed", "next false", "completed",
-        ])
+        #expect(
+            log.events == [
+                "next true", "completed", "next false", "completed", "next true", "completed", "next false", "completed",
+            ])
     }
 
     @Test func allStopsAtTheFirstFailingValue() {
         let log = EventLog()
         let source = TestSource<Int, String>("s", log: log)
         let calls = Shared<[Int]>([])
-        _ = log.start(source.signal |> all(where: { value in calls.withLock { $0.append(value) }; return value < 2 }))
+        _ = log.start(
+            source.signal
+                |> all(where: { value in
+                    calls.withLock { $0.append(value) }; return value < 2
+                }))
         source.putNext(1)
         source.putNext(5)
         source.putNext(0)
@@ -66,13 +71,14 @@ import Testing
         _ = log.start(Signal<[Bool], String>.sequence([[false, false], [false, true], []]) |> or)
         _ = log.start(Signal<(Bool, Bool), String>.sequence([(true, true), (true, false)]) |> and)
         _ = log.start(Signal<(Bool, Bool), String>.sequence([(false, false), (false, true)]) |> or)
-        #expect(log.events == [
-            "next false", "next true", "completed",
-            "next true", "next false", "next true", "completed",
-            "next false", "next true", "next false", "completed",
-            "next true", "next false", "completed",
-            "next false", "next true", "completed",
-        ])
+        #expect(
+            log.events == [
+                "next false", "next true", "completed",
+                "next true", "next false", "next true", "completed",
+                "next false", "next true", "next false", "completed",
+                "next true", "next false", "completed",
+                "next false", "next true", "completed",
+            ])
     }
 
     @Test func andOverCombineLatest() {

@@ -87,10 +87,11 @@ import Testing
         c.putCompletion()
         a.putNext(5)
         b.putNext(6)
-        #expect(log.events == [
-            "a.subscribe#1", "b.subscribe#1", "c.subscribe#1", "next [1, 2, 3]", "c.dispose#1",
-            "next [5, 6, 4]", "completed", "a.dispose#1", "b.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "a.subscribe#1", "b.subscribe#1", "c.subscribe#1", "next [1, 2, 3]", "c.dispose#1",
+                "next [5, 6, 4]", "completed", "a.dispose#1", "b.dispose#1",
+            ])
     }
 
     @Test func anEmptyArrayZipCompletesAtOnce() {
@@ -126,9 +127,10 @@ import Testing
         })
         a.putNext(1)
         b.putNext(10)
-        #expect(log.events == [
-            "a.subscribe#1", "b.subscribe#1", "begin (1, 10)", "end (1, 10)", "begin (2, 20)", "end (2, 20)",
-        ])
+        #expect(
+            log.events == [
+                "a.subscribe#1", "b.subscribe#1", "begin (1, 10)", "end (1, 10)", "begin (2, 20)", "end (2, 20)",
+            ])
         // The callback captures the sources, which hold the subscription:
         // only disposal (or termination) breaks that cycle.
         handle.dispose()

@@ -102,7 +102,9 @@ import Testing
     @Test func aSynchronousFailureStillSubscribesTheRemainingInputsAndDisposesThemWhenStartFinishes() {
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) { $0.putError("boom") }
-        let b = TestSource<Int, String>("b", log: log, keepsSubscribers: false) { $0.putNext(1); $0.putError("late") }
+        let b = TestSource<Int, String>("b", log: log, keepsSubscribers: false) {
+            $0.putNext(1); $0.putError("late")
+        }
         let c = TestSource<Int, String>("c", log: log, keepsSubscribers: false) { $0.putNext(2) }
         _ = log.start(combineLatest(a.signal, b.signal, c.signal))
         log.append("start returned")
@@ -121,8 +123,12 @@ import Testing
 
     @Test func synchronousInputsAreCombinedDuringStart() {
         let log = EventLog()
-        let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) { $0.putNext(1); $0.putNext(2); $0.putCompletion() }
-        let b = TestSource<Int, String>("b", log: log, keepsSubscribers: false) { $0.putNext(10); $0.putCompletion() }
+        let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) {
+            $0.putNext(1); $0.putNext(2); $0.putCompletion()
+        }
+        let b = TestSource<Int, String>("b", log: log, keepsSubscribers: false) {
+            $0.putNext(10); $0.putCompletion()
+        }
         _ = log.start(combineLatest(a.signal, b.signal))
         log.append("start returned")
         #expect(
@@ -364,7 +370,9 @@ import Testing
         #expect(values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9])) == expected(10))
         #expect(values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10])) == expected(11))
         #expect(values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11])) == expected(12))
-        #expect(values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12])) == expected(13))
+        #expect(
+            values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12])) == expected(13)
+        )
         #expect(
             values(combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13]))
                 == expected(14))
@@ -373,7 +381,8 @@ import Testing
                 == expected(15))
         #expect(
             values(
-                combineLatest(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]))
+                combineLatest(
+                    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]))
                 == expected(16))
         #expect(
             values(

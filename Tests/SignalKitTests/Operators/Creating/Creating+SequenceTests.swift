@@ -41,7 +41,9 @@ import Testing
         let log = EventLog()
         let calls = Shared(0)
         let attempt = Signal<Int, Failure>(catching: { () throws(Failure) -> Int in
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1; return $0
+            }
             if call == 2 { throw Failure(code: 7) }
             return call
         })

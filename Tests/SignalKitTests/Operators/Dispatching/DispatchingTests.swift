@@ -101,16 +101,17 @@ import Testing
         let onQueue = Atomic<Bool>(true)
         let completed = Atomic<Bool>(false)
         let pipe = Shared<Subscriber<Int, NoError>?>(nil)
-        let handle = (Signal<Int, NoError> { subscriber in
-            pipe.value = subscriber
-            return EmptyDisposable
-        } |> deliverOn(queue)).start(
-            next: { value in
-                if !queue.isCurrent() { onQueue.store(false, ordering: .relaxed) }
-                received.withLock { $0.append(value) }
-            },
-            completed: { completed.store(true, ordering: .releasing) }
-        )
+        let handle =
+            (Signal<Int, NoError> { subscriber in
+                pipe.value = subscriber
+                return EmptyDisposable
+            } |> deliverOn(queue)).start(
+                next: { value in
+                    if !queue.isCurrent() { onQueue.store(false, ordering: .relaxed) }
+                    received.withLock { $0.append(value) }
+                },
+                completed: { completed.store(true, ordering: .releasing) }
+            )
         for value in 0..<1000 { pipe.value?.putNext(value) }
         pipe.value?.putCompletion()
         waitUntil { completed.load(ordering: .acquiring) }
@@ -425,10 +426,11 @@ private let mainQueueKey = DispatchSpecificKey<Int>()
         do {
             let probe = Probe()
             upstream.value = probe
-            handle = (Signal<Int, String> { _ in
-                probe.touch()
-                return EmptyDisposable
-            } |> runOn(pool)).start()
+            handle =
+                (Signal<Int, String> { _ in
+                    probe.touch()
+                    return EmptyDisposable
+                } |> runOn(pool)).start()
         }
         handle.dispose()
         gate.signal()

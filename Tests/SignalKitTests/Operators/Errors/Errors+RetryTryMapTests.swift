@@ -18,10 +18,11 @@ import Testing
         source.putError("e2")
         source.putNext(3)
         source.putError("e3")
-        #expect(log.events == [
-            "s.subscribe#1", "next 1", "s.subscribe#2", "s.dispose#1", "next 2", "s.subscribe#3", "s.dispose#2",
-            "next 3", "error e3", "s.dispose#3",
-        ])
+        #expect(
+            log.events == [
+                "s.subscribe#1", "next 1", "s.subscribe#2", "s.dispose#1", "next 2", "s.subscribe#3", "s.dispose#2",
+                "next 3", "error e3", "s.dispose#3",
+            ])
     }
 
     @Test func completesWhenAnAttemptCompletes() {
@@ -38,7 +39,9 @@ import Testing
         for operatorUnderTest in [retry(0), retry()] as [(Signal<Int, String>) -> Signal<Int, String>] {
             let attempts = Shared(0)
             let source = Signal<Int, String> { subscriber in
-                let attempt = attempts.withLock { $0 += 1; return $0 }
+                let attempt = attempts.withLock {
+                    $0 += 1; return $0
+                }
                 if attempt < 1000 {
                     subscriber.putError("e")
                 } else {
@@ -56,7 +59,9 @@ import Testing
     @Test func eachSubscriptionHasItsOwnCount() {
         let attempts = Shared(0)
         let source = Signal<Int, String> { subscriber in
-            let attempt = attempts.withLock { $0 += 1; return $0 }
+            let attempt = attempts.withLock {
+                $0 += 1; return $0
+            }
             subscriber.putError("e\(attempt)")
             return EmptyDisposable
         }
@@ -91,9 +96,10 @@ import Testing
         source.putError("e")
         replacement.putNext(2)
         replacement.putError(9)
-        #expect(log.events == [
-            "s.subscribe#1", "next 1", "r.subscribe#1", "s.dispose#1", "next 2", "error 9", "r.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "s.subscribe#1", "next 1", "r.subscribe#1", "s.dispose#1", "next 2", "error 9", "r.dispose#1",
+            ])
     }
 
     @Test func completionDoesNotSubscribeTheReplacement() {
@@ -114,11 +120,13 @@ import Testing
         let log = EventLog()
         let source = TestSource<String, ParseError>("s", log: log)
         let calls = Shared<[String]>([])
-        _ = log.start(source.signal |> tryMap { (text: String) throws(ParseError) -> Int in
-            calls.withLock { $0.append(text) }
-            guard let value = Int(text) else { throw ParseError(text: text) }
-            return value
-        })
+        _ = log.start(
+            source.signal
+                |> tryMap { (text: String) throws(ParseError) -> Int in
+                    calls.withLock { $0.append(text) }
+                    guard let value = Int(text) else { throw ParseError(text: text) }
+                    return value
+                })
         source.putNext("1")
         source.putNext("x")
         source.putNext("2")
@@ -131,17 +139,19 @@ import Testing
         let log = EventLog()
         _ = log.start(
             Signal<Int, String>.sequence([1, 2, 3])
-                |> tryMap({ value in
-                    if value == 2 { throw Other() }
-                    return value * 10
-                }, mapError: { "mapped \(type(of: $0))" })
+                |> tryMap(
+                    { value in
+                        if value == 2 { throw Other() }
+                        return value * 10
+                    }, mapError: { "mapped \(type(of: $0))" })
         )
         #expect(log.events == ["next 10", "error mapped Other"])
     }
 
     @Test func upstreamErrorsPassThrough() {
         let log = EventLog()
-        _ = log.start(Signal<String, ParseError>.fail(ParseError(text: "up")) |> tryMap { (text: String) throws(ParseError) -> Int in 0 })
+        _ = log.start(
+            Signal<String, ParseError>.fail(ParseError(text: "up")) |> tryMap { (text: String) throws(ParseError) -> Int in 0 })
         #expect(log.events == ["error ParseError(text: \"up\")"])
     }
 }

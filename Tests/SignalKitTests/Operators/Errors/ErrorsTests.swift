@@ -15,10 +15,11 @@ import Testing
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let handle = log.start(
-            a.signal |> `catch` { (error: String) -> Signal<Int, String> in
-                log.append("catch \(error)")
-                return .never()
-            })
+            a.signal
+                |> `catch` { (error: String) -> Signal<Int, String> in
+                    log.append("catch \(error)")
+                    return .never()
+                })
         a.putNext(1)
         a.putCompletion()
         #expect(log.take() == ["a.subscribe#1", "next 1", "completed", "a.dispose#1"])
@@ -32,10 +33,11 @@ import Testing
         let a = TestSource<Int, String>("a", log: log)
         let b = TestSource<Int, String>("b", log: log)
         let handle = log.start(
-            a.signal |> `catch` { error in
-                log.append("catch \(error)")
-                return b.signal
-            })
+            a.signal
+                |> `catch` { error in
+                    log.append("catch \(error)")
+                    return b.signal
+                })
         a.putNext(1)
         a.putError("e")
         #expect(log.take() == ["a.subscribe#1", "next 1", "catch e", "b.subscribe#1", "a.dispose#1"])
@@ -55,10 +57,11 @@ import Testing
         }
         let b = TestSource<Int, String>("b", log: log)
         let handle = log.start(
-            a.signal |> `catch` { error in
-                log.append("catch \(error)")
-                return b.signal
-            })
+            a.signal
+                |> `catch` { error in
+                    log.append("catch \(error)")
+                    return b.signal
+                })
         #expect(log.take() == ["a.subscribe#1", "next 1", "catch e", "b.subscribe#1", "a.dispose#1"])
         b.putNext(2)
         handle.dispose()
@@ -82,10 +85,11 @@ import Testing
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let handle = log.start(
-            a.signal |> `catch` { (error: String) -> Signal<Int, String> in
-                log.append("catch \(error)")
-                return .fail("again")
-            })
+            a.signal
+                |> `catch` { (error: String) -> Signal<Int, String> in
+                    log.append("catch \(error)")
+                    return .fail("again")
+                })
         a.putError("e")
         #expect(log.events == ["a.subscribe#1", "catch e", "error again", "a.dispose#1"])
         handle.dispose()
@@ -96,10 +100,11 @@ import Testing
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let handle = log.start(
-            a.signal |> `catch` { (error: String) -> Signal<Int, String> in
-                log.append("catch \(error)")
-                return .never()
-            })
+            a.signal
+                |> `catch` { (error: String) -> Signal<Int, String> in
+                    log.append("catch \(error)")
+                    return .never()
+                })
         handle.dispose()
         a.putError("late")
         #expect(log.events == ["a.subscribe#1", "a.dispose#1"])
@@ -363,10 +368,11 @@ import Testing
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let handle = log.start(
-            a.signal |> restartOrMapError { (error: String) -> RestartOrMapErrorCondition<Int> in
-                log.append("condition \(error)")
-                return error == "retry" ? .restart : .error(error.count)
-            })
+            a.signal
+                |> restartOrMapError { (error: String) -> RestartOrMapErrorCondition<Int> in
+                    log.append("condition \(error)")
+                    return error == "retry" ? .restart : .error(error.count)
+                })
         a.putNext(1)
         a.putError("retry")
         #expect(log.take() == ["a.subscribe#1", "next 1", "condition retry", "a.subscribe#2", "a.dispose#1"])
@@ -392,9 +398,10 @@ import Testing
             subscriber.putError("e\(index)")
         }
         _ = log.start(
-            a.signal |> restartOrMapError { (error: String) -> RestartOrMapErrorCondition<String> in
-                error == "e3" ? .error("gave up") : .restart
-            })
+            a.signal
+                |> restartOrMapError { (error: String) -> RestartOrMapErrorCondition<String> in
+                    error == "e3" ? .error("gave up") : .restart
+                })
         #expect(
             log.events == [
                 "a.subscribe#1", "a.subscribe#2", "a.dispose#2", "a.subscribe#3", "error gave up", "a.dispose#3",

@@ -12,9 +12,10 @@ import Testing
         let log = EventLog()
         _ = log.start(Signal<Int, String>.sequence([1]) |> then(.fail("e")) |> materializeEvents)
         _ = log.start(Signal<Int, String>.single(2) |> materializeEvents)
-        #expect(log.events == [
-            "next Next(1)", "next Error(\"e\")", "completed", "next Next(2)", "next Completion", "completed",
-        ])
+        #expect(
+            log.events == [
+                "next Next(1)", "next Error(\"e\")", "completed", "next Next(2)", "next Completion", "completed",
+            ])
     }
 
     @Test func dematerializeEventsTurnsValuesBackIntoEvents() {

@@ -37,7 +37,10 @@ import Testing
         let log = EventLog()
         let calls = Shared<[Int]>([])
         _ = log.start(
-            Signal<Int, String>.sequence([1, 2, 3, 1]) |> skipWhile { value in calls.withLock { $0.append(value) }; return value < 3 })
+            Signal<Int, String>.sequence([1, 2, 3, 1])
+                |> skipWhile { value in
+                    calls.withLock { $0.append(value) }; return value < 3
+                })
         #expect(log.take() == ["next 3", "next 1", "completed"])
         #expect(calls.value == [1, 2, 3], "the predicate is not called once values pass")
         _ = log.start(Signal<Int, String>.sequence([1, 2, 3, 1]) |> skipUntil { $0 == 2 })

@@ -186,10 +186,11 @@ import Testing
         let outer = TestSource<Int, String>("o", log: log)
         let sources = (0..<3).map { index in TestSource<Int, String>("s\(index)", log: log) }
         let handle = log.start(
-            outer.signal |> mapToQueue { (value: Int) -> Signal<Int, String> in
-                log.append("f \(value)")
-                return sources[value].signal
-            })
+            outer.signal
+                |> mapToQueue { (value: Int) -> Signal<Int, String> in
+                    log.append("f \(value)")
+                    return sources[value].signal
+                })
         outer.putNext(0)
         outer.putNext(1)
         outer.putNext(2)
@@ -265,10 +266,11 @@ import Testing
         do {
             let captured = Probe()
             probe.value = captured
-            outer.putNext(Signal { _ in
-                captured.touch()
-                return EmptyDisposable
-            })
+            outer.putNext(
+                Signal { _ in
+                    captured.touch()
+                    return EmptyDisposable
+                })
         }
         #expect(probe.value != nil)
         outer.putNext(.never())
@@ -294,10 +296,11 @@ import Testing
         let outer = TestSource<Int, String>("o", log: log)
         let sources = (0..<3).map { index in TestSource<Int, String>("s\(index)", log: log) }
         let handle = log.start(
-            outer.signal |> mapToThrottled { (value: Int) -> Signal<Int, String> in
-                log.append("f \(value)")
-                return sources[value].signal
-            })
+            outer.signal
+                |> mapToThrottled { (value: Int) -> Signal<Int, String> in
+                    log.append("f \(value)")
+                    return sources[value].signal
+                })
         outer.putNext(0)
         outer.putNext(1)
         outer.putNext(2)

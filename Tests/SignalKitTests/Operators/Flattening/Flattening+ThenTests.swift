@@ -41,7 +41,8 @@ import Testing
     @Test func theSpecChain() {
         // Spec §4.8.
         let log = EventLog()
-        let chain = Signal<Int, String>.single(1)
+        let chain =
+            Signal<Int, String>.single(1)
             |> then(.complete())
             |> then(.single(2))
             |> then(.fail("end"))
@@ -250,11 +251,12 @@ import Testing
         let a = TestSource<Int, String>("a", log: log)
         let b = TestSource<Int, String>("b", log: log)
         let handle = log.start(
-            a.signal |> then(
-                deferred { () -> Signal<Int, String> in
-                    log.append("generator")
-                    return b.signal
-                }))
+            a.signal
+                |> then(
+                    deferred { () -> Signal<Int, String> in
+                        log.append("generator")
+                        return b.signal
+                    }))
         a.putCompletion()
         b.putCompletion()
         #expect(

@@ -41,10 +41,11 @@ import Testing
         b.putError("e")
         a.putNext(1)
         c.putError("f")
-        #expect(log.take() == [
-            "a.subscribe#1", "b.subscribe#1", "c.subscribe#1",
-            "error e", "a.dispose#1", "b.dispose#1", "c.dispose#1",
-        ])
+        #expect(
+            log.take() == [
+                "a.subscribe#1", "b.subscribe#1", "c.subscribe#1",
+                "error e", "a.dispose#1", "b.dispose#1", "c.dispose#1",
+            ])
         handle.dispose()
         #expect(log.take() == [])
     }
@@ -88,9 +89,10 @@ import Testing
         b.putNext("y")
         b.putCompletion()
         a.putCompletion()
-        #expect(log.events == [
-            "a.subscribe#1", "b.subscribe#1", "next x", "next y", "b.dispose#1", "completed", "a.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "a.subscribe#1", "b.subscribe#1", "next x", "next y", "b.dispose#1", "completed", "a.dispose#1",
+            ])
     }
 
     @Test func mergeOfASignalOfSignalsIsFlatten() {
@@ -137,9 +139,10 @@ import Testing
         b.putNext(2)
         a.putNext(3)
         outer.putCompletion()
-        #expect(log.take() == [
-            "o.subscribe#1", "a.subscribe#1", "b.subscribe#1", "next 1", "next 2", "next 3", "o.dispose#1",
-        ])
+        #expect(
+            log.take() == [
+                "o.subscribe#1", "a.subscribe#1", "b.subscribe#1", "next 1", "next 2", "next 3", "o.dispose#1",
+            ])
         a.putCompletion()
         #expect(log.take() == ["a.dispose#1"], "b keeps the output open")
         b.putNext(4)
@@ -223,9 +226,11 @@ import Testing
         let log = EventLog()
         _ = log.start(numbers |> flattenMap { Signal<String, NoError>.sequence([$0, $0]) })
         #expect(log.take() == "1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9".split(separator: " ").map { "next \($0)" } + ["completed"])
-        _ = log.start(numbers |> flattenMap { number -> Signal<String, NoError> in
-            Int(number)! % 2 == 0 ? .complete() : .single(number + "_")
-        })
+        _ = log.start(
+            numbers
+                |> flattenMap { number -> Signal<String, NoError> in
+                    Int(number)! % 2 == 0 ? .complete() : .single(number + "_")
+                })
         #expect(log.take() == ["next 1_", "next 3_", "next 5_", "next 7_", "next 9_", "completed"])
     }
 
@@ -241,7 +246,9 @@ import Testing
         #expect(log.take() == ["o.subscribe#1", "a.subscribe#1", "o.dispose#1"])
         a.putNext(1)
         a.putCompletion()
-        #expect(log.take() == ["next 1", "b.subscribe#1", "a.dispose#1"], "the next inner is subscribed before the old one is disposed")
+        #expect(
+            log.take() == ["next 1", "b.subscribe#1", "a.dispose#1"],
+            "the next inner is subscribed before the old one is disposed")
         b.putNext(2)
         b.putCompletion()
         #expect(log.take() == ["next 2", "completed", "b.dispose#1"])
@@ -282,10 +289,12 @@ import Testing
         let log = EventLog()
         let outer = TestSource<Int, String>("o", log: log)
         let a = TestSource<Int, String>("a", log: log)
-        _ = log.start(outer.signal |> flattenMap(maxConcurrent: 1) { value -> Signal<Int, String> in
-            log.append("f(\(value))")
-            return value == 1 ? a.signal : .single(value * 10)
-        })
+        _ = log.start(
+            outer.signal
+                |> flattenMap(maxConcurrent: 1) { value -> Signal<Int, String> in
+                    log.append("f(\(value))")
+                    return value == 1 ? a.signal : .single(value * 10)
+                })
         outer.putNext(1)
         outer.putNext(2)
         #expect(log.take() == ["o.subscribe#1", "f(1)", "a.subscribe#1", "f(2)"])
@@ -348,9 +357,10 @@ import Testing
         a.putCompletion()
         b.putNext(2)
         b.putCompletion()
-        #expect(log.events == [
-            "a.subscribe#1", "next 1", "b.subscribe#1", "a.dispose#1", "next 2", "completed", "b.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "a.subscribe#1", "next 1", "b.subscribe#1", "a.dispose#1", "next 2", "completed", "b.dispose#1",
+            ])
     }
 
     @Test func arrayConcatRunsTheSignalsInOrder() {
@@ -409,32 +419,38 @@ import Testing
         let log = EventLog()
         let letters = Signal<String, NoError>.sequence(["A", "B", "C"])
         let numbers = Signal<String, NoError>.sequence(["1", "2", "3"])
-        let sequenced = letters
+        let sequenced =
+            letters
             |> doNext { log.append("side effect \($0)") }
             |> ignoreValuesThen { numbers }
         _ = log.start(sequenced)
-        #expect(log.events == [
-            "side effect A", "side effect B", "side effect C", "next 1", "next 2", "next 3", "completed",
-        ])
+        #expect(
+            log.events == [
+                "side effect A", "side effect B", "side effect C", "next 1", "next 2", "next 3", "completed",
+            ])
     }
 
     @Test func theFactoryRunsAtCompletionAndNotOnError() {
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
         let b = TestSource<String, String>("b", log: log)
-        _ = log.start(a.signal |> ignoreValuesThen { () -> Signal<String, String> in
-            log.append("factory")
-            return b.signal
-        })
+        _ = log.start(
+            a.signal
+                |> ignoreValuesThen { () -> Signal<String, String> in
+                    log.append("factory")
+                    return b.signal
+                })
         a.putNext(1)
         a.putCompletion()
         b.putNext("x")
         #expect(log.take() == ["a.subscribe#1", "factory", "b.subscribe#1", "a.dispose#1", "next x"])
         let c = TestSource<Int, String>("c", log: log)
-        _ = log.start(c.signal |> ignoreValuesThen { () -> Signal<String, String> in
-            log.append("factory")
-            return b.signal
-        })
+        _ = log.start(
+            c.signal
+                |> ignoreValuesThen { () -> Signal<String, String> in
+                    log.append("factory")
+                    return b.signal
+                })
         c.putError("e")
         #expect(log.take() == ["c.subscribe#1", "error e", "c.dispose#1"])
     }

@@ -15,7 +15,9 @@ import Testing
     ) -> @Sendable (SignalFeedbackLoopState<Int>) -> Signal<Int, String>? {
         let calls = Shared(0)
         return { [weak source] state in
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1; return $0
+            }
             switch state {
             case .initial: log.append("once(.initial)")
             case .loop(let value): log.append("once(.loop(\(value)))")

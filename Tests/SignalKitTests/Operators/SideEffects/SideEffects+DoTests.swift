@@ -11,7 +11,8 @@ import Testing
     @Test func sideEffectsRunBeforeTheEventReachesTheSubscriber() {
         let log = EventLog()
         let source = TestSource<Int, String>("s", log: log)
-        let observed = source.signal
+        let observed =
+            source.signal
             |> initially { log.append("initially") }
             |> doNext { log.append("doNext \($0)") }
             |> doError { log.append("doError \($0)") }
@@ -20,9 +21,10 @@ import Testing
         _ = log.start(observed)
         source.putNext(1)
         source.putCompletion()
-        #expect(log.take() == [
-            "initially", "s.subscribe#1", "doNext 1", "next 1", "doCompleted", "finally", "completed", "s.dispose#1",
-        ])
+        #expect(
+            log.take() == [
+                "initially", "s.subscribe#1", "doNext 1", "next 1", "doCompleted", "finally", "completed", "s.dispose#1",
+            ])
         _ = log.start(observed)
         source.putError("e")
         #expect(log.take() == ["initially", "s.subscribe#2", "doError e", "finally", "error e", "s.dispose#2"])

@@ -22,10 +22,12 @@ import Testing
     @Test func beforeNextIgnoresTheResultAndSkipsTerminalEvents() {
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
-        let handle = log.start(source.signal |> beforeNext { (value: Int) -> String in
-            log.append("before \(value)")
-            return "ignored"
-        })
+        let handle = log.start(
+            source.signal
+                |> beforeNext { (value: Int) -> String in
+                    log.append("before \(value)")
+                    return "ignored"
+                })
         source.putNext(1)
         source.putError("e")
         #expect(log.events == ["a.subscribe#1", "before 1", "next 1", "error e", "a.dispose#1"])
@@ -174,10 +176,12 @@ import Testing
             s.putNext(1)
             s.putCompletion()
         }
-        _ = log.start(source.signal |> afterDisposed { () -> Int in
-            log.append("disposed")
-            return 0
-        })
+        _ = log.start(
+            source.signal
+                |> afterDisposed { () -> Int in
+                    log.append("disposed")
+                    return 0
+                })
         log.append("start returned")
         #expect(log.events == ["a.subscribe#1", "next 1", "completed", "a.dispose#1", "disposed", "start returned"])
     }
@@ -282,11 +286,13 @@ import Testing
         let state = WeakBox<Probe>(nil)
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
-        let signal = withState(source.signal, { () -> Probe in
-            let probe = Probe()
-            state.value = probe
-            return probe
-        })
+        let signal = withState(
+            source.signal,
+            { () -> Probe in
+                let probe = Probe()
+                state.value = probe
+                return probe
+            })
         let handle = log.start(signal)
         #expect(state.value != nil)
         handle.dispose()

@@ -20,17 +20,20 @@ import Testing
         a.putNext(9)
         b.putNext(2)
         key.putNext("z")
-        #expect(log.events == [
-            "k.subscribe#1", "a.subscribe#1", "next 1", "b.subscribe#1", "a.dispose#1", "next 2",
-            "error no match", "b.dispose#1", "k.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "k.subscribe#1", "a.subscribe#1", "next 1", "b.subscribe#1", "a.dispose#1", "next 2",
+                "error no match", "b.dispose#1", "k.dispose#1",
+            ])
     }
 
     @Test func ifThenElseFollowsTheLatestCondition() {
         let log = EventLog()
         let condition = ValuePipe<Bool>()
-        let handle = log.start(ifThenElse(condition.signal(), then: Signal<String, NoError>.single("yes") |> then(.never()),
-                                          else: .single("no") |> then(.never())))
+        let handle = log.start(
+            ifThenElse(
+                condition.signal(), then: Signal<String, NoError>.single("yes") |> then(.never()),
+                else: .single("no") |> then(.never())))
         condition.putNext(true)
         condition.putNext(false)
         condition.putNext(true)

@@ -202,10 +202,11 @@ import Testing
         let a = TestSource<Int, String>("a", log: log)
         let b = TestSource<Int, String>("b", log: log)
         let handle = log.start(
-            outer.signal |> mapToSignal { (value: Int) -> Signal<Int, String> in
-                log.append("f \(value)")
-                return value == 1 ? a.signal : b.signal
-            })
+            outer.signal
+                |> mapToSignal { (value: Int) -> Signal<Int, String> in
+                    log.append("f \(value)")
+                    return value == 1 ? a.signal : b.signal
+                })
         outer.putNext(1)
         a.putNext(10)
         outer.putNext(2)
@@ -223,9 +224,10 @@ import Testing
         let log = EventLog()
         let outer = TestSource<Int, NoError>("o", log: log)
         let handle = log.start(
-            outer.signal |> mapToSignalPromotingError { (value: Int) -> Signal<String, Int> in
-                value < 2 ? .single("v\(value)") : .fail(value)
-            })
+            outer.signal
+                |> mapToSignalPromotingError { (value: Int) -> Signal<String, Int> in
+                    value < 2 ? .single("v\(value)") : .fail(value)
+                })
         outer.putNext(1)
         outer.putNext(2)
         #expect(log.events == ["o.subscribe#1", "next v1", "error 2", "o.dispose#1"])
@@ -235,9 +237,10 @@ import Testing
     @Test func mapToSignalPromotingErrorCompletes() {
         let log = EventLog()
         _ = log.start(
-            Signal<Int, NoError>.single(1) |> mapToSignalPromotingError { (value: Int) -> Signal<Int, String> in
-                .single(value * 10)
-            })
+            Signal<Int, NoError>.single(1)
+                |> mapToSignalPromotingError { (value: Int) -> Signal<Int, String> in
+                    .single(value * 10)
+                })
         #expect(log.events == ["next 10", "completed"])
     }
 

@@ -18,9 +18,10 @@ import Testing
         source.putNext(2)
         trigger.putNext("stop")
         source.putNext(3)
-        #expect(log.events == [
-            "t.subscribe#1", "s.subscribe#1", "next 1", "next 2", "completed", "t.dispose#1", "s.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "t.subscribe#1", "s.subscribe#1", "next 1", "next 2", "completed", "t.dispose#1", "s.dispose#1",
+            ])
     }
 
     @Test func aTriggerCompletionAlsoCompletes() {
@@ -41,9 +42,10 @@ import Testing
         trigger.putError(7)
         source.putNext(1)
         source.putCompletion()
-        #expect(log.events == [
-            "t.subscribe#1", "s.subscribe#1", "t.dispose#1", "next 1", "completed", "s.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "t.subscribe#1", "s.subscribe#1", "t.dispose#1", "next 1", "completed", "s.dispose#1",
+            ])
     }
 
     @Test func theSourcesTerminationIsForwarded() {
@@ -85,7 +87,10 @@ import Testing
         let log = EventLog()
         let calls = Shared<[Int]>([])
         _ = log.start(
-            Signal<Int, String>.sequence([1, 2, 3, 1]) |> takeWhile { value in calls.withLock { $0.append(value) }; return value < 3 })
+            Signal<Int, String>.sequence([1, 2, 3, 1])
+                |> takeWhile { value in
+                    calls.withLock { $0.append(value) }; return value < 3
+                })
         #expect(log.events == ["next 1", "next 2", "completed"])
         #expect(calls.value == [1, 2, 3], "the predicate is not called after completing")
     }
@@ -103,10 +108,11 @@ import Testing
         source.putNext("c")
         replacement.putNext("y")
         replacement.putCompletion()
-        #expect(log.events == [
-            "r.subscribe#1", "s.subscribe#1", "next a", "next b", "s.dispose#1", "next x", "next y",
-            "completed", "r.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "r.subscribe#1", "s.subscribe#1", "next a", "next b", "s.dispose#1", "next x", "next y",
+                "completed", "r.dispose#1",
+            ])
         handle.dispose()
     }
 

@@ -145,13 +145,14 @@ import Testing
             let completions = Synchronization.Atomic<Int>(0)
             let inner = CountingDisposable()
             let held = Shared<Subscriber<Int, NoError>?>(nil)
-            let handle = (Signal<Int, NoError> { subscriber in
-                held.value = subscriber
-                return inner
-            } |> take(limit)).start(
-                next: { _ in values.add(1, ordering: .relaxed) },
-                completed: { completions.add(1, ordering: .relaxed) }
-            )
+            let handle =
+                (Signal<Int, NoError> { subscriber in
+                    held.value = subscriber
+                    return inner
+                } |> take(limit)).start(
+                    next: { _ in values.add(1, ordering: .relaxed) },
+                    completed: { completions.add(1, ordering: .relaxed) }
+                )
             let subscriber = UncheckedSendableBox(held.value!)
             race(threads: 4) { _ in
                 for value in 0..<10 { subscriber.value.putNext(value) }
@@ -277,10 +278,12 @@ import Testing
         let source = TestSource<Int, String>("a", log: log) { s in
             for value in 1...3 { s.putNext(value) }
         }
-        let handle = log.start(source.signal |> take(until: { value in
-            log.append("until \(value)")
-            return SignalTakeAction(passthrough: true, complete: value == 1)
-        }))
+        let handle = log.start(
+            source.signal
+                |> take(until: { value in
+                    log.append("until \(value)")
+                    return SignalTakeAction(passthrough: true, complete: value == 1)
+                }))
         #expect(
             log.events == [
                 "a.subscribe#1", "until 1", "next 1", "completed", "until 2", "until 3", "a.dispose#1",

@@ -15,9 +15,10 @@ import Testing
         let log = EventLog()
         let handle = timedLog(interval(1, queue: queue), log, scheduler, queue)
         scheduler.advance(to: 3.5)
-        #expect(log.take() == [
-            "next 0 at 1.0 onQueue=true", "next 1 at 2.0 onQueue=true", "next 2 at 3.0 onQueue=true",
-        ])
+        #expect(
+            log.take() == [
+                "next 0 at 1.0 onQueue=true", "next 1 at 2.0 onQueue=true", "next 2 at 3.0 onQueue=true",
+            ])
         handle.dispose()
         scheduler.advance(to: 10)
         #expect(log.take() == [])
@@ -32,9 +33,10 @@ import Testing
         scheduler.advance(to: 1)
         let second = timedLog(ticks |> map { $0 + 100 }, log, scheduler, queue)
         scheduler.advance(to: 4)
-        #expect(log.events == [
-            "next 0 at 2.0 onQueue=true", "next 100 at 3.0 onQueue=true", "next 1 at 4.0 onQueue=true",
-        ])
+        #expect(
+            log.events == [
+                "next 0 at 2.0 onQueue=true", "next 100 at 3.0 onQueue=true", "next 1 at 4.0 onQueue=true",
+            ])
         first.dispose()
         second.dispose()
     }
@@ -154,10 +156,11 @@ import Testing
         source.putNext(2)
         scheduler.advance(to: 3)
         source.putNext(3)
-        #expect(log.events == [
-            "s.subscribe#1", "next 1 at 1.0 onQueue=false", "next 2 at 2.0 onQueue=false", "error timed out at 3.0",
-            "s.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "s.subscribe#1", "next 1 at 1.0 onQueue=false", "next 2 at 2.0 onQueue=false", "error timed out at 3.0",
+                "s.dispose#1",
+            ])
     }
 
     @Test func finishingInTimeCancelsTheTimer() {
@@ -230,11 +233,12 @@ struct WaitingOperator: CustomTestStringConvertible, Sendable {
 /// for a timer, and an error or a disposal drops it.
 @Suite struct RACWaitingValueTests {
     /// The source sends `a`, then (at `errorAt`, if given) an error.
-    @Test(arguments: [
-        (WaitingOperator.throttle, 1.0, "error e at 1.0"),
-        (WaitingOperator.bufferWithTime, nil, "error e at 0.0"),
-        (WaitingOperator.delayEvents, 1.0, "error e at 1.0"),
-    ] as [(WaitingOperator, Double?, String)])
+    @Test(
+        arguments: [
+            (WaitingOperator.throttle, 1.0, "error e at 1.0"),
+            (WaitingOperator.bufferWithTime, nil, "error e at 0.0"),
+            (WaitingOperator.delayEvents, 1.0, "error e at 1.0"),
+        ] as [(WaitingOperator, Double?, String)])
     func anErrorIsForwardedAtOnceAndDropsTheWaitingValue(_ operator: WaitingOperator, errorAt: Double?, error: String) {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()

@@ -126,11 +126,12 @@ struct RateLimitCase: CustomTestStringConvertible, Sendable {
         let input: [(Double, String)] = [(0, "a"), (1, "b"), (7, "c")]
         let debounced = feed(input, completeAt: 8) { signal, queue in signal |> debounce(for: .seconds(2), queue: queue) }
         let racThrottle = feed(input, completeAt: 8) { signal, queue in signal |> throttle(2, queue: queue) }
-        #expect(debounced == [
-            "next b at 3.0 onQueue=true",  // `a` was replaced by `b`; `b` waited 2 s
-            "next c at 8.0 onQueue=false",  // flushed by the completion
-            "completed at 8.0",
-        ])
+        #expect(
+            debounced == [
+                "next b at 3.0 onQueue=true",  // `a` was replaced by `b`; `b` waited 2 s
+                "next c at 8.0 onQueue=false",  // flushed by the completion
+                "completed at 8.0",
+            ])
         #expect(debounced == racThrottle)
     }
 }
@@ -155,7 +156,8 @@ struct RateLimitCase: CustomTestStringConvertible, Sendable {
                 case "throttle":
                     return useDuration ? signal |> throttle(.seconds(1), queue: queue) : signal |> throttle(1, queue: queue)
                 case "bufferWithTime":
-                    let buffered = useDuration
+                    let buffered =
+                        useDuration
                         ? signal |> bufferWithTime(.seconds(1), queue: queue) : signal |> bufferWithTime(1, queue: queue)
                     return buffered |> map { $0.joined(separator: "+") }
                 case "delayEvents":
@@ -163,7 +165,8 @@ struct RateLimitCase: CustomTestStringConvertible, Sendable {
                         ? signal |> delayEvents(.milliseconds(500), queue: queue) : signal |> delayEvents(0.5, queue: queue)
                 case "failAfterTimeout":
                     let failing = signal |> castError(String.self)
-                    let timed = useDuration
+                    let timed =
+                        useDuration
                         ? failing |> failAfterTimeout(.seconds(1), queue: queue, error: "late")
                         : failing |> failAfterTimeout(1, queue: queue, error: "late")
                     return timed |> `catch` { Signal<String, NoError>.single("error \($0)") }
@@ -186,14 +189,16 @@ struct RateLimitCase: CustomTestStringConvertible, Sendable {
         let ticks = timedLog(interval(.milliseconds(500), queue: queue) |> take(3), log, scheduler, queue)
         _ = timedLog(timer(.seconds(2), queue: queue), log, scheduler, queue)
         queue.after(.milliseconds(1250)) { log.append("after at \(scheduler.now)") }
-        let oneShot = SignalKit.Timer(timeout: .seconds(3), repeat: false, completion: { log.append("timer at \(scheduler.now)") }, queue: queue)
+        let oneShot = SignalKit.Timer(
+            timeout: .seconds(3), repeat: false, completion: { log.append("timer at \(scheduler.now)") }, queue: queue)
         oneShot.start()
         scheduler.advance(to: 10)
         ticks.dispose()
-        #expect(log.events == [
-            "next 0 at 0.5 onQueue=true", "next 1 at 1.0 onQueue=true", "after at 1.25", "next 2 at 1.5 onQueue=true",
-            "completed at 1.5", "next () at 2.0 onQueue=true", "completed at 2.0", "timer at 3.0",
-        ])
+        #expect(
+            log.events == [
+                "next 0 at 0.5 onQueue=true", "next 1 at 1.0 onQueue=true", "after at 1.25", "next 2 at 1.5 onQueue=true",
+                "completed at 1.5", "next () at 2.0 onQueue=true", "completed at 2.0", "timer at 3.0",
+            ])
     }
 
     @Test func retryTakesDurations() {
@@ -202,15 +207,18 @@ struct RateLimitCase: CustomTestStringConvertible, Sendable {
         let log = EventLog()
         let attempts = Shared(0)
         let flaky = Signal<Int, Failure> { subscriber in
-            let attempt = attempts.withLock { $0 += 1; return $0 }
+            let attempt = attempts.withLock {
+                $0 += 1; return $0
+            }
             log.append("attempt \(attempt) at \(scheduler.now)")
             if attempt < 3 { subscriber.putError(.boom) } else { subscriber.putNext(attempt); subscriber.putCompletion() }
             return EmptyDisposable
         }
         _ = timedLog(flaky |> retry(.seconds(1), maxDelay: .seconds(4), onQueue: queue), log, scheduler, queue)
         scheduler.run()
-        #expect(log.events == [
-            "attempt 1 at 0.0", "attempt 2 at 1.0", "attempt 3 at 3.0", "next 3 at 3.0 onQueue=true", "completed at 3.0",
-        ])
+        #expect(
+            log.events == [
+                "attempt 1 at 0.0", "attempt 2 at 1.0", "attempt 3 at 3.0", "next 3 at 3.0 onQueue=true", "completed at 3.0",
+            ])
     }
 }

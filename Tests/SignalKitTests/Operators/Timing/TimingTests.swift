@@ -262,11 +262,12 @@ struct DelayingOperator: CustomTestStringConvertible, Sendable {
 /// prevents the subscription and releases the waiting one at once.
 @Suite struct DelayedSubscriptionTests {
     /// Disposed at `disposeAt`; the clock then runs `then` seconds more.
-    @Test(arguments: [
-        (DelayingOperator.delay2, 1.0, 10.0),
-        (.suspendAware10, 1.0, 100.0), (.suspendAware10, 4.0, 100.0), (.suspendAware10, 7.9, 100.0),
-        (.suspendAware10, 8.0, 100.0), (.suspendAware10, 9.99, 100.0),
-    ] as [(DelayingOperator, Double, Double)])
+    @Test(
+        arguments: [
+            (DelayingOperator.delay2, 1.0, 10.0),
+            (.suspendAware10, 1.0, 100.0), (.suspendAware10, 4.0, 100.0), (.suspendAware10, 7.9, 100.0),
+            (.suspendAware10, 8.0, 100.0), (.suspendAware10, 9.99, 100.0),
+        ] as [(DelayingOperator, Double, Double)])
     func disposingBeforeTheEndPreventsTheSubscription(
         _ operator: DelayingOperator, disposeAt: Double, then: Double
     ) {
@@ -284,10 +285,11 @@ struct DelayingOperator: CustomTestStringConvertible, Sendable {
 
     /// Disposed after `waited` seconds; then the clock runs `then` seconds
     /// more (nil: to the end). `timers`: what the message calls the timers.
-    @Test(arguments: [
-        (DelayingOperator.delay2, 1.0, nil, "timer"),
-        (.suspendAware20, 3.0, 30.0, "timers"),
-    ] as [(DelayingOperator, Double, Double?, String)])
+    @Test(
+        arguments: [
+            (DelayingOperator.delay2, 1.0, nil, "timer"),
+            (.suspendAware20, 3.0, 30.0, "timers"),
+        ] as [(DelayingOperator, Double, Double?, String)])
     func disposalReleasesTheWaitingSubscription(
         _ operator: DelayingOperator, waited: Double, then: Double?, timers: String
     ) {
@@ -416,7 +418,9 @@ struct DelayingOperator: CustomTestStringConvertible, Sendable {
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
         let log = EventLog()
-        let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) { $0.putNext(1); $0.putCompletion() }
+        let a = TestSource<Int, String>("a", log: log, keepsSubscribers: false) {
+            $0.putNext(1); $0.putCompletion()
+        }
         let alternate = TestSource<Int, String>("alt", log: log)
         _ = log.start(a.signal |> timeout(3, queue: queue, alternate: alternate.signal))
         scheduler.advance(by: 10)
@@ -429,7 +433,9 @@ struct DelayingOperator: CustomTestStringConvertible, Sendable {
         let queue = scheduler.makeQueue()
         let log = EventLog()
         let a = TestSource<Int, String>("a", log: log)
-        let alternate = TestSource<Int, String>("alt", log: log, keepsSubscribers: false) { $0.putNext(7); $0.putError("late") }
+        let alternate = TestSource<Int, String>("alt", log: log, keepsSubscribers: false) {
+            $0.putNext(7); $0.putError("late")
+        }
         _ = log.start(a.signal |> timeout(0.5, queue: queue, alternate: alternate.signal))
         scheduler.advance(by: 0.5)
         #expect(log.events == ["a.subscribe#1", "alt.subscribe#1", "next 7", "error late", "a.dispose#1", "alt.dispose#1"])

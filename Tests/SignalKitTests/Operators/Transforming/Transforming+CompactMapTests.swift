@@ -20,10 +20,17 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, NoError>("a", log: log)
         let calls = EventLog()
-        let chained = source.signal
-            |> map { value -> Int in calls.append("map \(value)"); return value * 10 }
-            |> compactMap { value -> Int? in calls.append("compactMap \(value)"); return value == 20 ? nil : value }
-            |> filter { value in calls.append("filter \(value)"); return value > 0 }
+        let chained =
+            source.signal
+            |> map { value -> Int in
+                calls.append("map \(value)"); return value * 10
+            }
+            |> compactMap { value -> Int? in
+                calls.append("compactMap \(value)"); return value == 20 ? nil : value
+            }
+            |> filter { value in
+                calls.append("filter \(value)"); return value > 0
+            }
         _ = log.start(chained)
         source.putNext(1)
         source.putNext(2)

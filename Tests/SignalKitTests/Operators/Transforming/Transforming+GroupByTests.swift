@@ -25,10 +25,11 @@ import Testing
         source.putNext("b1")
         source.putNext("a2")
         source.putCompletion()
-        #expect(log.events == [
-            "s.subscribe#1", "group a", "a: next 1", "group b", "b: next 1", "a: next 2",
-            "a: completed", "b: completed", "completed", "s.dispose#1",
-        ])
+        #expect(
+            log.events == [
+                "s.subscribe#1", "group a", "a: next 1", "group b", "b: next 1", "a: next 2",
+                "a: completed", "b: completed", "completed", "s.dispose#1",
+            ])
         handles.value.forEach { $0.dispose() }
     }
 
@@ -49,7 +50,9 @@ import Testing
     @Test func groupByFeedsFlattenMap() {
         let log = EventLog()
         let words = Signal<String, NoError>.sequence(["apple", "avocado", "banana", "blueberry", "cherry"])
-        _ = log.start(words |> groupBy { $0.first! } |> flattenMap { group in group.signal |> collect |> map { "\(group.key)=\($0.count)" } })
+        _ = log.start(
+            words |> groupBy { $0.first! }
+                |> flattenMap { group in group.signal |> collect |> map { "\(group.key)=\($0.count)" } })
         #expect(log.events == ["next a=2", "next b=2", "next c=1", "completed"])
     }
 }

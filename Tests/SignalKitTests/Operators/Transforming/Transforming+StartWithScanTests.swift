@@ -73,14 +73,17 @@ import Testing
             var values: [Int] = []
         }
         let factoryCalls = Shared(0)
-        let folded = Signal<Int, NoError>.sequence([1, 2])
-            |> aggregate(startFactory: { () -> Accumulator in
-                factoryCalls.withLock { $0 += 1 }
-                return Accumulator()
-            }, { accumulator, value in
-                accumulator.values.append(value)
-                return accumulator
-            })
+        let folded =
+            Signal<Int, NoError>.sequence([1, 2])
+            |> aggregate(
+                startFactory: { () -> Accumulator in
+                    factoryCalls.withLock { $0 += 1 }
+                    return Accumulator()
+                },
+                { accumulator, value in
+                    accumulator.values.append(value)
+                    return accumulator
+                })
             |> map { $0.values }
         _ = log.start(folded)
         _ = log.start(folded)
@@ -111,8 +114,9 @@ import Testing
         _ = log.start(Signal<Int, NoError>.sequence([1, 2]) |> mapReplace("x"))
         _ = log.start(Signal<String, NoError>.sequence(["a", "b", "a", "c"]) |> ignore("a"))
         _ = log.start(Signal<Int?, NoError>.sequence([1, nil, 2]) |> ignore(nil) |> map { $0! })
-        #expect(log.events == [
-            "next x", "next x", "completed", "next b", "next c", "completed", "next 1", "next 2", "completed",
-        ])
+        #expect(
+            log.events == [
+                "next x", "next x", "completed", "next b", "next c", "completed", "next 1", "next 2", "completed",
+            ])
     }
 }

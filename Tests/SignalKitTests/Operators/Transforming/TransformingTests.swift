@@ -48,10 +48,12 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log) { s in s.putNext(5) }
         let calls = Shared(0)
-        let signal = source.signal |> map { (value: Int) -> Int in
-            calls.value += 1
-            return value
-        }
+        let signal =
+            source.signal
+            |> map { (value: Int) -> Int in
+                calls.value += 1
+                return value
+            }
         let first = log.start(signal, prefix: "1:")
         let second = log.start(signal, prefix: "2:")
         #expect(calls.value == 2)
@@ -112,10 +114,12 @@ import Testing
             do {
                 let object = Probe()
                 probe.value = object
-                handle = log.start(source.signal |> map { value -> Int in
-                    object.touch()
-                    return value
-                })
+                handle = log.start(
+                    source.signal
+                        |> map { value -> Int in
+                            object.touch()
+                            return value
+                        })
             }
             source.putNext(1)
             #expect(probe.value != nil, "the subscription keeps the transform")
@@ -167,7 +171,8 @@ import Testing
     @Test func aChainOfMapsAndFiltersBehavesAsNestedOperators() {
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
-        let chain = source.signal
+        let chain =
+            source.signal
             |> map { (value: Int) -> Int in
                 log.append("map1 \(value)")
                 return value * 2
@@ -185,12 +190,13 @@ import Testing
         source.putNext(2)
         source.putError("boom")
         source.putNext(3)
-        #expect(log.take() == [
-            "a.subscribe#1",
-            "map1 1", "filter 2",
-            "map1 2", "filter 4", "map2 4", "next v4",
-            "error boom", "a.dispose#1",
-        ])
+        #expect(
+            log.take() == [
+                "a.subscribe#1",
+                "map1 1", "filter 2",
+                "map1 2", "filter 4", "map2 4", "next v4",
+                "error boom", "a.dispose#1",
+            ])
         handle.dispose()
         #expect(log.take() == [])
         #expect(source.disposeCount == 1)
@@ -200,7 +206,8 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
         let handle = Shared<(any Disposable)?>(nil)
-        let chain = source.signal
+        let chain =
+            source.signal
             |> map { (value: Int) -> Int in
                 log.append("map1 \(value)")
                 if value == 2 { handle.value?.dispose() }
@@ -218,11 +225,12 @@ import Testing
         source.putNext(1)
         source.putNext(2)
         source.putNext(3)
-        #expect(log.take() == [
-            "a.subscribe#1",
-            "map1 1", "filter 1", "map2 1", "next 1",
-            "map1 2", "a.dispose#1",
-        ])
+        #expect(
+            log.take() == [
+                "a.subscribe#1",
+                "map1 1", "filter 1", "map2 1", "next 1",
+                "map1 2", "a.dispose#1",
+            ])
         #expect(source.disposeCount == 1)
     }
 
@@ -230,7 +238,8 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
         let handle = Shared<(any Disposable)?>(nil)
-        let chain = source.signal
+        let chain =
+            source.signal
             |> filter { (value: Int) -> Bool in
                 log.append("filter \(value)")
                 handle.value?.dispose()
@@ -263,12 +272,13 @@ import Testing
         first.dispose()
         second.dispose()
         third.dispose()
-        #expect(log.events == [
-            "a.subscribe#1", "d:next 10",
-            "a.subscribe#2", "p:next 13",
-            "a.subscribe#3", "m:next 13",
-            "a.dispose#1", "a.dispose#2", "a.dispose#3",
-        ])
+        #expect(
+            log.events == [
+                "a.subscribe#1", "d:next 10",
+                "a.subscribe#2", "p:next 13",
+                "a.subscribe#3", "m:next 13",
+                "a.dispose#1", "a.dispose#2", "a.dispose#3",
+            ])
     }
 
     /// `map` written as nested subscriptions, the way it worked before
@@ -345,10 +355,12 @@ import Testing
             s.putCompletion()
             return EmptyDisposable
         }
-        _ = log.start(signal |> flatMap { (value: Int) -> Int in
-            calls.value += 1
-            return value
-        })
+        _ = log.start(
+            signal
+                |> flatMap { (value: Int) -> Int in
+                    calls.value += 1
+                    return value
+                })
         #expect(calls.value == 0)
         #expect(log.events == ["next nil", "completed"])
     }
@@ -369,10 +381,12 @@ import Testing
         let log = EventLog()
         let source = TestSource<Int, String>("a", log: log)
         let calls = Shared(0)
-        _ = log.start(source.signal |> mapError { (error: String) -> Int in
-            calls.value += 1
-            return error.count
-        })
+        _ = log.start(
+            source.signal
+                |> mapError { (error: String) -> Int in
+                    calls.value += 1
+                    return error.count
+                })
         source.putNext(1)
         source.putCompletion()
         #expect(log.events == ["a.subscribe#1", "next 1", "completed", "a.dispose#1"])
@@ -460,10 +474,12 @@ import Testing
         }
         // "Close enough" is not transitive: against the last RECEIVED value
         // only 1 would pass; against the last EMITTED value 1, 3 and 5 pass.
-        let signal = source.signal |> distinctUntilChanged(isEqual: { (last: Int, new: Int) -> Bool in
-            log.append("isEqual(\(last), \(new))")
-            return abs(last - new) <= 1
-        })
+        let signal =
+            source.signal
+            |> distinctUntilChanged(isEqual: { (last: Int, new: Int) -> Bool in
+                log.append("isEqual(\(last), \(new))")
+                return abs(last - new) <= 1
+            })
         _ = log.start(signal)
         #expect(
             log.events == [
