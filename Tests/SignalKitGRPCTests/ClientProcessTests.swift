@@ -21,11 +21,8 @@ extension GRPCSuite {
     @Suite struct ClientProcessTests {
         @Test func aClientKilledWithSIGKILLMakesTheServerDisposeWithinASecond() async throws {
             try await leakChecked {
-                let serverLog = EventLog()
-                let pipe = ValuePipe<Int>()
-                var service = RemoteSignalService()
-                service.serve(logged(pipe.signal(), "feed", serverLog), as: Methods.ints)
-                let server = try await TestServer.start(service)
+                let feed = try await PipeServer.start()
+                let (pipe, serverLog, server) = (feed.pipe, feed.serverLog, feed.server)
 
                 let output = Pipe()
                 let child = Process()

@@ -76,11 +76,8 @@ extension GRPCSuite {
 
         @Test func disposingTheClientDisposesTheServersSubscriptionWithinASecond() async throws {
             try await leakChecked {
-                let serverLog = EventLog()
-                let pipe = ValuePipe<Int>()
-                var service = RemoteSignalService()
-                service.serve(logged(pipe.signal(), "feed", serverLog), as: Methods.ints)
-                let server = try await TestServer.start(service)
+                let feed = try await PipeServer.start()
+                let (pipe, serverLog, server) = (feed.pipe, feed.serverLog, feed.server)
                 let log = EventLog()
                 let elapsed = try await withTestClient(port: server.port) { client in
                     let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)

@@ -54,6 +54,22 @@ struct TestServer {
     }
 }
 
+/// A server serving a `ValuePipe` as `Methods.ints` to every call, the
+/// subscriptions logged in `serverLog` (`"feed.subscribe"`, `"feed.dispose"`).
+struct PipeServer {
+    let pipe: ValuePipe<Int>
+    let serverLog: EventLog
+    let server: TestServer
+
+    static func start() async throws -> PipeServer {
+        let pipe = ValuePipe<Int>()
+        let serverLog = EventLog()
+        var service = RemoteSignalService()
+        service.serve(logged(pipe.signal(), "feed", serverLog), as: Methods.ints)
+        return PipeServer(pipe: pipe, serverLog: serverLog, server: try await TestServer.start(service))
+    }
+}
+
 /// A client of 127.0.0.1:`port` that reconnects quickly (10 ms backoff), for
 /// the duration of `body`; `targetWindowSize`, if given, is its HTTP/2
 /// flow-control window (how much a server may send it unread).

@@ -54,25 +54,21 @@ enum PostgresTestServer {
 
     /// Backends whose application_name is `name`.
     static func backends(named name: String) async throws -> Int {
-        try await withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \(name)",
-                logger: logger
-            )
-            var count = 0
-            for try await (value) in rows.decode(Int.self) { count = value }
-            return count
-        }
+        try await count("SELECT count(*)::int FROM pg_stat_activity WHERE application_name = \(name)")
     }
 
     /// Terminates the backends whose application_name is `name`; returns
     /// how many.
     static func terminateBackends(named name: String) async throws -> Int {
+        try await count(
+            "SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(name)) AS terminated"
+        )
+    }
+
+    /// The one integer `query` returns, on a fresh connection.
+    private static func count(_ query: PostgresQuery) async throws -> Int {
         try await withConnection { connection in
-            let rows = try await connection.query(
-                "SELECT count(*)::int FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(name)) AS terminated",
-                logger: logger
-            )
+            let rows = try await connection.query(query, logger: logger)
             var count = 0
             for try await (value) in rows.decode(Int.self) { count = value }
             return count
