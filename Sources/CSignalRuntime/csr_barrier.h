@@ -1,7 +1,8 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 //===----------------------------------------------------------------------===//
-// csr_barrier.h (private): the calling thread's identity as a word, and a
-// process-wide memory barrier for the rare side of an asymmetric fence.
+// csr_barrier.h (private): a process-wide memory barrier for the rare side
+// of an asymmetric fence (the calling thread's identity, `csr_thread_self_`,
+// is in csr_flag.h, for its inline fast paths).
 //===----------------------------------------------------------------------===//
 #ifndef CSR_BARRIER_H
 #define CSR_BARRIER_H
@@ -10,19 +11,6 @@
 #include <pthread.h>
 
 #include "csr_atomic.h"
-
-/// The calling thread as a nonzero word: the thread pointer (`%fs:0` on
-/// x86-64, `tpidr_el0` on AArch64; one instruction, inlined, on the
-/// delivery path), or `pthread_self()` where the compiler lacks the builtin.
-/// Unique among live threads. Ordering: none. Thread safety: any thread.
-static inline AO_t csr_self(void) {
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer) && (defined(__x86_64__) || defined(__aarch64__))
-    return (AO_t)__builtin_thread_pointer();
-#endif
-#endif
-    return (AO_t)pthread_self();
-}
 
 /// Makes every other thread of the process execute a full memory barrier
 /// before this returns (Linux `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`,

@@ -19,6 +19,12 @@ struct csr_flag {
 };
 
 _Static_assert(sizeof(struct csr_flag) == CSR_FLAG_SIZE, "CSR_FLAG_SIZE is stale");
+// The inline fast paths of csr_flag.h read these words through csr_flag_words_.
+_Static_assert(offsetof(struct csr_flag, state) == offsetof(struct csr_flag_words_, state) &&
+                   offsetof(struct csr_flag, readers) == offsetof(struct csr_flag_words_, readers) &&
+                   offsetof(struct csr_flag, busy) == offsetof(struct csr_flag_words_, busy) &&
+                   sizeof(AO_t) == sizeof(size_t),
+               "csr_flag_words_ (csr_flag.h) does not match struct csr_flag");
 // SignalKit reads TERMINATED from the first word (see csr_flag_is_terminated).
 _Static_assert(offsetof(struct csr_flag, state) == 0 && sizeof(AO_t) == sizeof(uintptr_t),
                "the state must be the flag's first word");
@@ -80,34 +86,20 @@ static bool csr_flag_try_claim(csr_flag *flag) {
     if (csr_load_seq_cst(&flag->readers) != 0) return false;
     AO_t busy = csr_load_seq_cst(&flag->busy);
     if (busy != 0) {
-        if (busy == csr_self() || !csr_heavy_barrier()) return false;
+        if (busy == csr_thread_self_() || !csr_heavy_barrier()) return false;
         if (csr_load_seq_cst(&flag->readers) != 0 || csr_load_seq_cst(&flag->busy) != 0) return false;
     }
     return (csr_fetch_or_full(&flag->state, CSR_FLAG_RELEASED) & CSR_FLAG_RELEASED) == 0;
 }
 
-int csr_flag_enter(csr_flag *flag) {
-    // Cheap early exit for the common terminated case.
-    if (AO_load_acquire(&flag->state) & CSR_FLAG_TERMINATED) return CSR_ENTER_TERMINATED;
-    int ticket;
-    if (AO_compare_and_swap_full(&flag->busy, 0, csr_self())) {
-        ticket = CSR_ENTER_FAST;
-    } else {
-        (void)AO_fetch_and_add1_full(&flag->readers);
-        ticket = CSR_ENTER_SLOW;
-    }
-    // Dekker with csr_flag_terminate: our announcement (a full RMW) precedes
-    // this load, and the terminator's full RMW precedes its loads of busy and
-    // readers, so at least one of us sees the other. Both loads must be
-    // sequentially consistent for that (an acquire load may be satisfied
-    // before the RMW's store is visible: `ldapr` on AArch64).
-    if ((csr_load_seq_cst(&flag->state) & CSR_FLAG_TERMINATED) == 0) return ticket;
-    // Terminated meanwhile: back out. The terminator may have seen us inside
-    // and left the release to us.
-    return csr_flag_exit(flag, ticket) ? CSR_ENTER_TERMINATED_RELEASE : CSR_ENTER_TERMINATED;
+int csr_flag_enter_slow_(csr_flag *flag) {
+    (void)AO_fetch_and_add1_full(&flag->readers);
+    // Dekker with csr_flag_terminate, as on the fast path (csr_flag.h).
+    if ((csr_load_seq_cst(&flag->state) & CSR_FLAG_TERMINATED) == 0) return CSR_ENTER_SLOW;
+    return csr_flag_exit_slow_(flag, CSR_ENTER_SLOW) ? CSR_ENTER_TERMINATED_RELEASE : CSR_ENTER_TERMINATED;
 }
 
-bool csr_flag_exit(csr_flag *flag, int ticket) {
+bool csr_flag_exit_slow_(csr_flag *flag, int ticket) {
     if (ticket == CSR_ENTER_FAST) {
         AO_store_release(&flag->busy, 0);
         // Without the terminator's heavy barrier, close the store-load window

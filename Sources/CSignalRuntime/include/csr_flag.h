@@ -56,6 +56,8 @@
 
 #include "csr_config.h"
 
+#include <pthread.h>
+
 CSR_ASSUME_NONNULL_BEGIN
 
 typedef struct csr_flag csr_flag;
@@ -162,7 +164,8 @@ void csr_flag_unlock(csr_flag *flag);
 /// order" above).
 /// Ownership: while entered, the guarded resource stays alive.
 /// Thread safety: any thread, concurrently, reentrantly.
-CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
+/// Inline (the fast path; see "Inline fast paths" below).
+static inline CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
 
 /// Leaves the reader guard with the ticket `csr_flag_enter` returned (FAST or
 /// SLOW). Returns `true` when the caller must now release the guarded
@@ -172,7 +175,8 @@ CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag);
 /// consistent load of the state.
 /// Ownership: a `true` result transfers the release to the caller, once.
 /// Thread safety: the thread that entered.
-CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket);
+/// Inline (the fast path; see "Inline fast paths" below).
+static inline CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket);
 
 /// After the terminal transition, by a caller that is not inside the guard:
 /// returns `true` if no reader is inside and the release was not yet claimed
@@ -190,6 +194,92 @@ CSR_WARN_UNUSED bool csr_flag_claim_release(csr_flag *flag);
 /// Ownership: as `csr_flag_claim_release`.
 /// Thread safety: any thread.
 CSR_WARN_UNUSED bool csr_flag_claim_release_unguarded(csr_flag *flag);
+
+//===----------------------------------------------------------------------===//
+// Inline fast paths.
+//
+// `csr_flag_enter` and `csr_flag_exit` run around every delivery, so their
+// common paths are compiled into the caller (Swift inlines them too): a call
+// into this module costs more than the guard's few instructions and makes the
+// caller spill its registers. Measured on SignalKit's W2 benchmark (a
+// map/filter/map chain, two guarded deliveries per value): 194.1 M -> 181.8 M
+// instructions (-6.3 %), 16.6-17.3 ns -> 14.4-14.5 ns per value.
+//
+// The flag stays opaque (callers own CSR_FLAG_SIZE bytes and never look
+// inside): the inline code alone reads the three words below, whose offsets
+// csr_flag.c asserts against the real struct. It uses the compiler's
+// __atomic builtins, the same operations libatomic_ops compiles to here (its
+// GCC-atomics mode, which csr_atomic.h requires), so ThreadSanitizer sees
+// them; everything else stays out of line in csr_flag.c. Not API: the names
+// ending in an underscore.
+//===----------------------------------------------------------------------===//
+
+/// The calling thread as a nonzero word, unique among live threads: what a
+/// fast-path reader records in `busy`. The thread pointer (`%fs:0` on x86-64,
+/// `tpidr_el0` on AArch64; one instruction), or `pthread_self()` where the
+/// compiler lacks the builtin. Ordering: none. Thread safety: any thread.
+static inline size_t csr_thread_self_(void) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer) && (defined(__x86_64__) || defined(__aarch64__))
+    return (size_t)__builtin_thread_pointer();
+#endif
+#endif
+    return (size_t)pthread_self();
+}
+
+/// The flag's first three words (asserted in csr_flag.c).
+struct csr_flag_words_ {
+    /// CSR_FLAG_* bits.
+    volatile size_t state;
+    /// Slow-path readers inside the guard.
+    volatile size_t readers;
+    /// The fast-path reader inside the guard (`csr_thread_self_()`), or 0.
+    volatile size_t busy;
+};
+
+/// 1 when terminators have the process-wide barrier (then a fast reader
+/// leaves without a fence; see `csr_flag_try_claim` in csr_flag.c), 2 when
+/// not; set before the first flag exists, never changed afterwards.
+extern volatile size_t csr_heavy_barrier_state;
+
+/// The slow rest of `csr_flag_enter`: another reader is inside (a reentrant
+/// or concurrent delivery), so announce this one in `readers`.
+CSR_WARN_UNUSED int csr_flag_enter_slow_(csr_flag *flag);
+
+/// The rest of `csr_flag_exit` for a SLOW ticket, and for a FAST one where
+/// there is no heavy barrier.
+CSR_WARN_UNUSED bool csr_flag_exit_slow_(csr_flag *flag, int ticket);
+
+static inline CSR_WARN_UNUSED int csr_flag_enter(csr_flag *flag) {
+    struct csr_flag_words_ *words = (struct csr_flag_words_ *)(void *)flag;
+    // Cheap early exit for the common terminated case.
+    if (__atomic_load_n(&words->state, __ATOMIC_ACQUIRE) & CSR_FLAG_TERMINATED) return CSR_ENTER_TERMINATED;
+    size_t expected = 0;
+    if (!__atomic_compare_exchange_n(&words->busy, &expected, csr_thread_self_(), false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST)) {
+        return csr_flag_enter_slow_(flag);
+    }
+    // Dekker with csr_flag_terminate: our announcement (a full RMW) precedes
+    // this load, and the terminator's full RMW precedes its loads of busy and
+    // readers, so at least one of us sees the other (sequentially consistent
+    // on both sides: see "Store-load order").
+    if ((__atomic_load_n(&words->state, __ATOMIC_SEQ_CST) & CSR_FLAG_TERMINATED) == 0) return CSR_ENTER_FAST;
+    // Terminated meanwhile: back out. The terminator may have seen us inside
+    // and left the release to us.
+    return csr_flag_exit_slow_(flag, CSR_ENTER_FAST) ? CSR_ENTER_TERMINATED_RELEASE : CSR_ENTER_TERMINATED;
+}
+
+static inline CSR_WARN_UNUSED bool csr_flag_exit(csr_flag *flag, int ticket) {
+    if (ticket != CSR_ENTER_FAST || __atomic_load_n(&csr_heavy_barrier_state, __ATOMIC_RELAXED) != 1) {
+        return csr_flag_exit_slow_(flag, ticket);
+    }
+    struct csr_flag_words_ *words = (struct csr_flag_words_ *)(void *)flag;
+    __atomic_store_n(&words->busy, 0, __ATOMIC_RELEASE);
+    // Sequentially consistent, as in csr_flag_exit_slow_; a terminator that
+    // this load misses (store buffering) runs the heavy barrier and sees us.
+    if ((__atomic_load_n(&words->state, __ATOMIC_SEQ_CST) & CSR_FLAG_TERMINATED) == 0) return false;
+    return csr_flag_claim_release(flag);
+}
 
 CSR_ASSUME_NONNULL_END
 
