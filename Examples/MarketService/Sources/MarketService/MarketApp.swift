@@ -125,7 +125,8 @@ public final class MarketService: Sendable {
             return encode([tick]) + "\n"
         }
         router.get("instruments") { _, _ -> String in
-            let delisted = listing?.delisted ?? []
+            // The shared list may name instruments beyond this instance's.
+            let delisted = (listing?.delisted ?? []).filter { $0 < source.instruments }
             let names = delisted.sorted().map(String.init).joined(separator: ",")
             return "listed=\(source.instruments - delisted.count) delisted=\(names)\n"
         }
