@@ -51,14 +51,6 @@ func onAnotherThread(_ body: @escaping @Sendable () -> Double) -> Double {
     let result = UnsafeMutablePointer<Double>.allocate(capacity: 1)
     defer { result.deallocate() }
     let output = UncheckedBox(result)
-    let context = Unmanaged.passRetained(SenderContext { output.value.pointee = body() }).toOpaque()
-    var thread = pthread_t()
-    pthread_create(
-        &thread, nil,
-        { raw in
-            Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, context)
-    pthread_join(thread, nil)
+    pthread_join(startThread { output.value.pointee = body() }, nil)
     return result.pointee
 }

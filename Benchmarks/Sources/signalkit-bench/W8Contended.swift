@@ -69,25 +69,29 @@ func runTwoSenders(perThread: Int, send: @escaping @Sendable (Int) -> Void) {
     let ready = Synchronization.Atomic<Int>(0)
     var threads: [pthread_t] = []
     for _ in 0..<2 {
-        let context = Unmanaged.passRetained(
-            SenderContext {
+        threads.append(
+            startThread {
                 ready.add(1, ordering: .releasing)
                 while !go.load(ordering: .acquiring) {}
                 for value in 0..<perThread { send(value) }
-            }
-        ).toOpaque()
-        var thread = pthread_t()
-        pthread_create(
-            &thread, nil,
-            { raw in
-                Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
-                return nil
-            }, context)
-        threads.append(thread)
+            })
     }
     while ready.load(ordering: .acquiring) < 2 { sched_yield() }
     go.store(true, ordering: .releasing)
     for thread in threads { pthread_join(thread, nil) }
+}
+
+/// Starts a thread that runs `body`; join it with `pthread_join`.
+func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    let context = Unmanaged.passRetained(SenderContext(body)).toOpaque()
+    var thread = pthread_t()
+    pthread_create(
+        &thread, nil,
+        { raw in
+            Unmanaged<SenderContext>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, context)
+    return thread
 }
 
 final class SenderContext: Sendable {
