@@ -230,7 +230,7 @@ let operatorRows: [OperatorRow] = [
     OperatorRow(name: "Combining: combineLatest", release: 16, debug: 20) { signal in
         combineLatest(signal, signal) |> map { $0 &+ $1 }
     },
-    OperatorRow(name: "Switching: mapToSignal", release: 8, debug: 9) { signal in
+    OperatorRow(name: "Switching: mapToSignal", release: 7, debug: 8) { signal in
         signal |> mapToSignal { Signal<Int, NoError>.single($0) }
     },
     OperatorRow(name: "Flattening: then", release: 8, debug: 8) { $0 |> then(.single(2)) },

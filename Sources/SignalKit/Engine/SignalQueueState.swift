@@ -105,8 +105,11 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     @usableFromInline let mode: Mode
-    @usableFromInline let mutex = _Mutex()
-    /// Guarded by `mutex`: the mutex makes accesses exclusive, so Swift's
+    /// Every critical section below only moves state (no call out, nothing
+    /// released inside: replaced values are returned and dropped after
+    /// unlocking), which is what `_SpinLock` requires.
+    @usableFromInline let mutex = _SpinLock()
+    /// Guarded by `mutex`: the lock makes accesses exclusive, so Swift's
     /// dynamic exclusivity check is off (it cost more than the lock).
     @exclusivity(unchecked) @usableFromInline var state = State()
     private let currentIndex = Synchronization.Atomic<Int>(0)
@@ -114,10 +117,6 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     @inlinable
     init(mode: Mode) {
         self.mode = mode
-    }
-
-    deinit {
-        mutex.destroy()
     }
 
     // MARK: Outer events
@@ -133,8 +132,10 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         if disposed { handle.dispose() }
     }
 
+    /// `inner` is consumed (the outer sink's fresh `transform` result): handing
+    /// it on to `run` costs no retain and release per inner.
     @inlinable
-    func outerNext(_ inner: Signal<R, E>, _ downstream: Subscriber<R, E>) {
+    func outerNext(_ inner: consuming Signal<R, E>, _ downstream: Subscriber<R, E>) {
         var start: Int?
         var dropped: Signal<R, E>?
         mutex.lock()
@@ -160,7 +161,11 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
         mutex.unlock()
         _ = dropped  // released here, outside the lock
-        if let start { run(inner, index: start, downstream) }
+        if let start {
+            run(inner, index: start, downstream)
+        } else {
+            _ = consume inner  // not started: released here, outside the lock
+        }
     }
 
     @usableFromInline
@@ -234,7 +239,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     /// Subscribes `first`, then, as long as each inner completes while being
     /// subscribed, the next waiting one.
     @inlinable
-    func run(_ first: Signal<R, E>, index firstIndex: Int, _ downstream: Subscriber<R, E>) {
+    func run(_ first: consuming Signal<R, E>, index firstIndex: Int, _ downstream: Subscriber<R, E>) {
         var signal = first
         var index = firstIndex
         while true {

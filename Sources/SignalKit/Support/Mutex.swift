@@ -15,7 +15,8 @@ import Darwin
 /// storage that the owner frees in its `deinit`. Non-recursive. Used where user
 /// code may run while the lock is held or where a hold can be long (`Atomic`,
 /// `Lock`, containers, promises); the subscriber hot paths use
-/// `CSignalRuntime` instead.
+/// `CSignalRuntime` instead, and the signal-of-signals engine, whose critical
+/// sections only move state, `_SpinLock`.
 ///
 /// `@usableFromInline` for SignalKit's `@inlinable` operator code; its
 /// methods are not inlinable (Glibc is imported internally), so specialised
