@@ -10,9 +10,10 @@ struct Options {
     var allocationPass = false
     var countAllocations = true
     var onlyPeer: Peer?
+    var printSamples = false
 
     static let usage = """
-        usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations]
+        usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations] [--peer NAME] [--samples]
 
           --filter IDS      run only these workloads (comma-separated, e.g. W2,W5)
           --quick           smaller sizes: the whole run takes at most ~90 s after the build
@@ -20,6 +21,7 @@ struct Options {
           --json PATH       also write the results as JSON
           --no-allocations  skip the allocation-counting pass
           --peer NAME       run only one peer (SignalKit, OpenCombine, floor or AsyncStream), e.g. for profiling
+          --samples         also print every timed run's figure (standard error), in the order run
         """
 
     static func parse(_ arguments: [String]) -> Options? {
@@ -42,6 +44,8 @@ struct Options {
                 options.allocationPass = true
             case "--no-allocations":
                 options.countAllocations = false
+            case "--samples":
+                options.printSamples = true
             case "--peer":
                 guard let value = iterator.next(),
                     let peer = Peer.allCases.first(where: { $0.rawValue.lowercased() == value.lowercased() })
@@ -113,6 +117,7 @@ func run(options: Options) -> Int32 {
                     result.checksumFailures.append(peer)
                 }
                 samples[peer, default: []].append(outcome.nanosecondsPerOp)
+                if options.printSamples { progress("  \(peer.rawValue): \(outcome.nanosecondsPerOp)") }
                 if let latency = outcome.latency { latencySamples[peer, default: []].append(latency) }
             }
         }
