@@ -10,6 +10,9 @@ struct _FIFO<Element> {
 
     @inlinable var isEmpty: Bool { head == items.count }
 
+    /// The number of elements.
+    @inlinable var count: Int { items.count - head }
+
     @inlinable
     mutating func append(_ element: Element) {
         items.append(element)

@@ -17,4 +17,10 @@ extension Signal where T: Sendable, E: Sendable {
     public func deliverOn(_ queue: Queue) -> Signal<T, E> {
         self |> SignalKit.deliverOn(queue)
     }
+
+    /// `self |> deliverOn(queue, buffer: buffer)`: delivers every event on
+    /// `queue`, keeping at most `buffer`'s limit of values waiting.
+    public func deliverOn(_ queue: Queue, buffer: SignalBuffer<E>) -> Signal<T, E> {
+        self |> SignalKit.deliverOn(queue, buffer: buffer)
+    }
 }

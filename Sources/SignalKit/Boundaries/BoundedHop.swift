@@ -1,0 +1,307 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+// The bounded hop: `deliverOn(queue, buffer:)` and `deliverOn(pool, buffer:)`
+// with a bounded policy. One subscription's values wait in a
+// `_BoundaryState` under a mutex; the first value of a burst schedules one
+// drain on the executor, which takes every waiting value at once (swapping
+// its emptied batch for the producer's buffer: no allocation per value once
+// both have grown) and delivers them, then the next batch, until nothing
+// waits. The unbounded default keeps SwiftSignalKit's one block per event
+// (`_DeliverOnQueueSink`); this file is only for the bounded policies.
+
+/// Where a hop's drain runs.
+enum _HopExecutor: Sendable {
+    case queue(Queue)
+    case pool(ThreadPoolQueue)
+}
+
+/// A pthread condition variable in C-allocated storage, waited on with a
+/// `_Mutex` (its address must be stable, which a stored property's is not).
+struct _Condition: @unchecked Sendable {
+    // `@unchecked Sendable`: a pthread condition is thread-safe.
+    private let pointer: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: pthread_cond_t())
+        let status = pthread_cond_init(pointer, nil)
+        precondition(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
+    }
+
+    /// Frees the condition. The owner calls it exactly once, from its `deinit`.
+    func destroy() {
+        pthread_cond_destroy(pointer)
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    /// Waits (the mutex held by the caller is released while waiting).
+    func wait(_ mutex: _Mutex) { pthread_cond_wait(pointer, mutex.pointer) }
+
+    func broadcast() { pthread_cond_broadcast(pointer) }
+}
+
+/// One subscription through a bounded `deliverOn`.
+///
+/// `@unchecked Sendable`: `state` and `drainThread` are guarded by `mutex`;
+/// `batch` is touched only by the one drain that runs at a time (the
+/// `draining` flag, set and cleared under the mutex, admits one); the rest
+/// is immutable or atomic.
+final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSource, @unchecked Sendable {
+    private let downstream: Subscriber<T, E>
+    private let executor: _HopExecutor
+    private let policy: SignalBuffer<E>
+    private let counters: _BufferCounters
+    /// The upstream subscription's handle.
+    let upstream = MetaDisposable()
+
+    private let mutex = _Mutex()
+    private let condition = _Condition()
+    private nonisolated(unsafe) var state = _BoundaryState<T, E>()
+    /// The thread running the drain, while one runs: a blocking producer on
+    /// it would wait for itself.
+    private nonisolated(unsafe) var drainThread: pthread_t?
+    /// The values the drain is delivering (the drain's own).
+    private nonisolated(unsafe) var batch = _FIFO<T>()
+    /// Set by `dispose()` and by a `failing` overflow: the drain stops
+    /// delivering values at once (read per value, without the lock).
+    private let valuesStopped = Synchronization.Atomic<Bool>(false)
+
+    /// Batches one drain block delivers before it yields the queue (posting
+    /// its continuation behind the work queued meanwhile).
+    private static var batchesPerDrain: Int { 16 }
+
+    init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
+        self.downstream = downstream
+        self.executor = executor
+        self.policy = policy
+        self.counters = counters
+        counters.register(self)
+    }
+
+    deinit {
+        counters.unregister(ObjectIdentifier(self))
+        condition.destroy()
+        mutex.destroy()
+    }
+
+    var waitingCount: Int {
+        mutex.withLock { state.waiting.count }
+    }
+
+    // MARK: Producer side (the upstream's thread, serial)
+
+    func putNext(_ value: T) {
+        if case .queue(let queue) = executor, queue.isCurrent() {
+            // The inline rule: on the queue already, with nothing waiting,
+            // the value is delivered now (as the unbounded hop does).
+            mutex.lock()
+            if state.isIdle {
+                mutex.unlock()
+                downstream.putNext(value)
+                return
+            }
+            mutex.unlock()
+        }
+        var pending = value
+        while true {
+            mutex.lock()
+            let offer = state.offer(pending, policy: policy)
+            switch offer {
+            case .accepted(let startDrain):
+                let depth = state.waiting.count
+                let newMaximum = depth == state.maximumDepth && depth > 1
+                mutex.unlock()
+                if newMaximum { counters.recordDepth(depth) }
+                if startDrain { scheduleDrain() }
+                return
+            case .dropped(let dropped):
+                mutex.unlock()
+                counters.recordDrops(1)
+                withExtendedLifetime(dropped) {}
+                return
+            case .overflowed(let dropped, let arriving, let startDrain):
+                mutex.unlock()
+                valuesStopped.store(true, ordering: .releasing)
+                counters.recordOverflow()
+                counters.recordDrops(dropped.count + 1)
+                withExtendedLifetime((dropped, arriving)) {}
+                if startDrain { scheduleDrain() }
+                upstream.dispose()
+                return
+            case .full(let value):
+                if producerIsConsumer() {
+                    mutex.unlock()
+                    preconditionFailure(
+                        "SignalBuffer.blocking: a value was sent into a full buffer from the \(executorName) that "
+                            + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
+                            + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
+                    )
+                }
+                state.blockedProducers += 1
+                counters.recordBlockedSend()
+                condition.wait(mutex)
+                state.blockedProducers -= 1
+                let disposed = state.disposed
+                mutex.unlock()
+                if disposed {
+                    counters.recordDrops(1)
+                    return
+                }
+                pending = value
+            case .refused:
+                mutex.unlock()
+                return
+            }
+        }
+    }
+
+    func putTerminal(_ event: _BoundaryTerminal<E>) {
+        if case .queue(let queue) = executor, queue.isCurrent() {
+            mutex.lock()
+            if state.isIdle {
+                // Inline, as a value (and nothing can follow it).
+                state.stopped = true
+                state.draining = true
+                mutex.unlock()
+                deliver(event)
+                return
+            }
+            mutex.unlock()
+        }
+        let startDrain = mutex.withLock { state.offerTerminal(event) }
+        if startDrain == true { scheduleDrain() }
+    }
+
+    /// Whether the calling thread is the one that must empty the buffer: the
+    /// queue (or a drain) that delivers it. Called with the mutex held.
+    private func producerIsConsumer() -> Bool {
+        if let drainThread, pthread_equal(drainThread, pthread_self()) != 0 { return true }
+        if case .queue(let queue) = executor, queue.isCurrent() { return true }
+        return false
+    }
+
+    private var executorName: String {
+        switch executor {
+        case .queue: "queue"
+        case .pool: "thread pool lane"
+        }
+    }
+
+    // MARK: Consumer side (the executor, one drain at a time)
+
+    private func scheduleDrain() {
+        switch executor {
+        case .queue(let queue):
+            if let dispatchQueue = queue._dispatchQueue {
+                // A block literal: one allocation per burst.
+                dispatchQueue.async { self.drain() }
+            } else {
+                queue.justDispatch { self.drain() }
+            }
+        case .pool(let lane):
+            lane.addTask(ThreadPoolTask { _ in self.drain() })
+        }
+    }
+
+    private func drain() {
+        mutex.withLock { drainThread = pthread_self() }
+        for _ in 0..<Self.batchesPerDrain {
+            mutex.lock()
+            let step = state.take(into: &batch)
+            if case .values = step, state.blockedProducers > 0 { condition.broadcast() }
+            if case .idle = step { drainThread = nil }
+            mutex.unlock()
+            switch step {
+            case .idle:
+                return
+            case .terminal(let event):
+                mutex.withLock { drainThread = nil }
+                deliver(event)
+                return
+            case .values:
+                deliverBatch()
+            }
+        }
+        // More is waiting: yield the queue to the work queued meanwhile and
+        // go on in a new block (the drain stays scheduled).
+        mutex.withLock { drainThread = nil }
+        scheduleDrain()
+    }
+
+    /// Delivers the batch in order; stops (dropping the rest) once the
+    /// subscription is disposed or overflowed.
+    private func deliverBatch() {
+        while let value = batch.popFirst() {
+            if valuesStopped.load(ordering: .acquiring) {
+                let disposed = mutex.withLock { state.disposed }
+                // An overflow drops them (counted); a disposal discards them.
+                if !disposed { counters.recordDrops(batch.count + 1) }
+                withExtendedLifetime(value) {}
+                while batch.popFirst() != nil {}
+                return
+            }
+            downstream.putNext(value)
+        }
+    }
+
+    private func deliver(_ event: _BoundaryTerminal<E>) {
+        switch event {
+        case .completed: downstream.putCompletion()
+        case .failed(let error): downstream.putError(error)
+        }
+    }
+
+    // MARK: Disposal
+
+    func dispose() {
+        valuesStopped.store(true, ordering: .releasing)
+        let dropped = mutex.withLock { () -> _FIFO<T> in
+            let dropped = state.dispose()
+            if state.blockedProducers > 0 { condition.broadcast() }
+            return dropped
+        }
+        // Released here, outside the lock: a deinit may send to the signal.
+        withExtendedLifetime(dropped) {}
+        upstream.dispose()
+    }
+}
+
+/// The sink of a bounded `deliverOn`: hands every event to the hop.
+struct _BoundedHopSink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
+    let hop: _BoundedHop<T, E>
+    let downstream: Subscriber<T, E>
+    var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
+
+    func putNext(_ value: T, from _: _SubscriptionBase) { hop.putNext(value) }
+    func putError(_ error: E) { hop.putTerminal(.failed(error)) }
+    func putCompletion() { hop.putTerminal(.completed) }
+}
+
+/// The shell of a bounded `deliverOn`: one hop per subscription, named and
+/// counted under the upstream's name.
+func _boundedDeliverOn<T: Sendable, E: Sendable>(
+    _ signal: Signal<T, E>,
+    executor: @escaping @Sendable () -> _HopExecutor,
+    buffer: SignalBuffer<E>
+) -> Signal<T, E> {
+    let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
+    return Signal { subscriber in
+        let hop = _BoundedHop(downstream: subscriber, executor: executor(), policy: buffer, counters: counters)
+        hop.upstream.set(signal._start(_BoundedHopSink(hop: hop, downstream: subscriber)))
+        return hop
+    }._derived("deliverOn", from: signal, arguments: "buffer: \(buffer)")
+}
