@@ -273,6 +273,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSourc
         }
         // Released here, outside the lock: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
+        counters.unregister(ObjectIdentifier(self))
         upstream.dispose()
     }
 }

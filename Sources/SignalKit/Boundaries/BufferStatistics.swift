@@ -34,7 +34,9 @@ public struct SignalBufferStatistics: Sendable, Hashable, CustomStringConvertibl
     public let depth: Int
     /// The most values that waited in one subscription's buffer at once.
     public let maximumDepth: Int
-    /// Subscriptions through these boundaries alive now.
+    /// Subscriptions through these boundaries now: started, and neither
+    /// disposed nor terminated (a terminated subscription is disposed once
+    /// its terminal event is delivered).
     public let liveSubscriptions: Int
 
     public init(

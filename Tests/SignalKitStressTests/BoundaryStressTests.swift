@@ -1,0 +1,165 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+import SignalKit
+import SignalKitTesting
+import Synchronization
+import Testing
+
+// Races of the bounded hop (`deliverOn(queue, buffer:)`) on real queues: a
+// producer thread filling a bounded buffer while a slow consumer drains it
+// and another thread disposes. Every value is a `TrackedObject`, so a value
+// the buffer forgets to release (or releases twice) shows in the counters.
+
+extension StressSuite {
+    @Suite(.serialized) struct BoundaryStressTests {
+        /// One round's subscription: its source subscriber and handle.
+        private typealias Round = UncheckedBox<(Subscriber<TrackedObject, NoError>, any Disposable)>
+
+        /// Starts `deliverOn(queue, buffer:)` over a source the test drives,
+        /// checking on the queue that values arrive in order, never twice.
+        private func subscribe(
+            queue: Queue,
+            buffer: SignalBuffer<NoError>,
+            counts: HopCounts
+        ) -> Round {
+            let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
+            let last = Atomic<Int>(-1)
+            let handle =
+                (Signal<TrackedObject, NoError> { subscriber in
+                    source.withLock { $0 = subscriber }
+                    return EmptyDisposable
+                } |> deliverOn(queue, buffer: buffer)).start(next: { value in
+                    if !queue.isCurrent() { counts.offQueue.add(1, ordering: .relaxed) }
+                    let index = Int(value.name)!
+                    if last.exchange(index, ordering: .relaxed) >= index { counts.misordered.add(1, ordering: .relaxed) }
+                    // A slow consumer, so that the buffer fills.
+                    for _ in 0..<Int.random(in: 0..<50) { _ = last.load(ordering: .relaxed) }
+                })
+            return UncheckedBox((source.withLock { $0 }!, handle))
+        }
+
+        private func race(_ buffer: SignalBuffer<NoError>, rounds: Int, values: Int) {
+            let check = LeakCheck()
+            let live = TrackedObject.liveCount
+            do {
+                let queue = Queue(name: "stress.boundary")
+                let counts = HopCounts()
+                raceRounds(
+                    threads: 2,
+                    rounds: rounds,
+                    setup: { _ in subscribe(queue: queue, buffer: buffer, counts: counts) },
+                    body: { index, round in
+                        if index == 0 {
+                            for value in 0..<values { round.value.0.putNext(TrackedObject("\(value)")) }
+                            round.value.0.putCompletion()
+                        } else {
+                            for _ in 0..<Int.random(in: 0..<2_000) { _ = counts.misordered.load(ordering: .relaxed) }
+                            round.value.1.dispose()
+                        }
+                    },
+                    check: { _ in queue.sync {} }
+                )
+                #expect(counts.misordered.load(ordering: .relaxed) == 0)
+                #expect(counts.offQueue.load(ordering: .relaxed) == 0)
+            }
+            #expect(check.leaks() == nil)
+            #expect(TrackedObject.liveCount == live, "every value released exactly once")
+        }
+
+        @Test func droppingOldestRacesDisposal() {
+            race(.droppingOldest(beyond: 4), rounds: 1_500 * stressScale, values: 32)
+        }
+
+        @Test func droppingNewestRacesDisposal() {
+            race(.droppingNewest(beyond: 4), rounds: 1_500 * stressScale, values: 32)
+        }
+
+        @Test func latestRacesDisposal() {
+            race(.latest, rounds: 1_500 * stressScale, values: 32)
+        }
+
+        @Test func blockingRacesDisposal() {
+            // The producer blocks on the full buffer; disposal must release it.
+            race(.blocking(beyond: 2), rounds: 1_500 * stressScale, values: 32)
+        }
+
+        /// `failing` racing disposal: the overflow ends the subscription from
+        /// the producer while another thread disposes it.
+        @Test func failingRacesDisposal() {
+            let check = LeakCheck()
+            let live = TrackedObject.liveCount
+            do {
+                let queue = Queue(name: "stress.boundary.fail")
+                let terminals = Atomic<Int>(0)
+                let rounds = 1_500 * stressScale
+                raceRounds(
+                    threads: 2,
+                    rounds: rounds,
+                    setup: { _ -> UncheckedBox<(Subscriber<TrackedObject, Int>, any Disposable)> in
+                        let source = Mutex<Subscriber<TrackedObject, Int>?>(nil)
+                        let handle =
+                            (Signal<TrackedObject, Int> { subscriber in
+                                source.withLock { $0 = subscriber }
+                                return EmptyDisposable
+                            } |> deliverOn(queue, buffer: .failing(beyond: 3, with: -1))).start(
+                                next: { _ in for _ in 0..<20 { _ = terminals.load(ordering: .relaxed) } },
+                                error: { _ in terminals.add(1, ordering: .relaxed) },
+                                completed: { terminals.add(1, ordering: .relaxed) }
+                            )
+                        return UncheckedBox((source.withLock { $0 }!, handle))
+                    },
+                    body: { index, round in
+                        if index == 0 {
+                            for value in 0..<16 { round.value.0.putNext(TrackedObject("\(value)")) }
+                            round.value.0.putCompletion()
+                        } else {
+                            for _ in 0..<Int.random(in: 0..<500) { _ = terminals.load(ordering: .relaxed) }
+                            round.value.1.dispose()
+                        }
+                    },
+                    check: { _ in queue.sync {} }
+                )
+                #expect(terminals.load(ordering: .relaxed) <= rounds, "at most one terminal event per subscription")
+            }
+            #expect(check.leaks() == nil)
+            #expect(TrackedObject.liveCount == live)
+        }
+
+        /// Several producers, each with its own subscription, share one
+        /// consumer queue: each subscription's values keep their order.
+        @Test func producersOnSeveralThreadsShareOneQueue() {
+            let check = LeakCheck()
+            let live = TrackedObject.liveCount
+            do {
+                let queue = Queue(name: "stress.boundary.shared")
+                let counts = HopCounts()
+                raceRounds(
+                    threads: 3,
+                    rounds: 500 * stressScale,
+                    setup: { _ -> [Round] in
+                        (0..<3).map { _ in subscribe(queue: queue, buffer: .droppingOldest(beyond: 8), counts: counts) }
+                    },
+                    body: { index, rounds in
+                        for value in 0..<64 { rounds[index].value.0.putNext(TrackedObject("\(value)")) }
+                        rounds[index].value.0.putCompletion()
+                    },
+                    check: { rounds in
+                        queue.sync {}
+                        for round in rounds { round.value.1.dispose() }
+                    }
+                )
+                #expect(counts.misordered.load(ordering: .relaxed) == 0)
+                #expect(counts.offQueue.load(ordering: .relaxed) == 0)
+            }
+            #expect(check.leaks() == nil)
+            #expect(TrackedObject.liveCount == live)
+        }
+    }
+}
+
+/// What the consumers saw wrong, across rounds.
+private final class HopCounts: Sendable {
+    let misordered = Synchronization.Atomic<Int>(0)
+    let offQueue = Synchronization.Atomic<Int>(0)
+}
