@@ -3,6 +3,7 @@
 #if Metrics
 public import Metrics
 public import SignalKit
+import Synchronization
 
 /// Reports SignalKit's live-object counts as swift-metrics gauges, sampled on
 /// a timer.
@@ -16,6 +17,16 @@ public import SignalKit
 /// * `signalkit_live_bag_arrays` and `signalkit_retired_bag_items`: the
 ///   lock-free bags' storage and reclamation backlog (a growing backlog means
 ///   a delivery is blocked).
+///
+/// And for every bounded boundary (``SignalKitDebug/bufferStatistics()``:
+/// `deliverOn(_:buffer:)`, `values(buffer:)`, `start(isolation:buffer:…)`),
+/// with the dimension `("signal", name)`, the buffered signal's name:
+/// * counters `signalkit_buffer_drops_total`, `signalkit_buffer_overflows_total`
+///   and `signalkit_buffer_blocked_sends_total` (incremented by what the
+///   boundary counted since the reporter's previous record);
+/// * gauges `signalkit_buffer_depth` (values waiting now, over the live
+///   subscriptions), `signalkit_buffer_max_depth` and
+///   `signalkit_buffer_subscriptions`.
 ///
 /// ```swift
 /// let reporting = SignalKitMetricsReporter.start(every: .seconds(10), on: Queue(name: "metrics"))
@@ -32,14 +43,98 @@ public enum SignalKitMetricsReporter {
     ) -> any Disposable {
         SignalKitDebug.isTrackingLiveObjects = true
         let gauges = _LiveObjectGauges(factory: factory)
+        let buffers = _BufferMetrics(factory: factory)
         gauges.record()
-        return SignalKit.interval(interval, queue: queue).start(next: { _ in gauges.record() })
+        buffers.record()
+        return SignalKit.interval(interval, queue: queue).start(next: { _ in
+            gauges.record()
+            buffers.record()
+        })
     }
 
-    /// Records the gauges once.
+    /// Records the gauges once (and the buffer counters' increments since
+    /// the previous `recordNow` with the same factory kind).
     public static func recordNow(factory: any MetricsFactory = MetricsSystem.factory) {
         SignalKitDebug.isTrackingLiveObjects = true
         _LiveObjectGauges(factory: factory).record()
+        _BufferMetrics.recordNow(factory: factory)
+    }
+}
+
+/// The bounded boundaries' counters and gauges, per buffered signal name.
+/// Remembers what it recorded last, so that each record adds the increments.
+final class _BufferMetrics: Sendable {
+    private struct Metrics {
+        let drops: Counter
+        let overflows: Counter
+        let blockedSends: Counter
+        let depth: Gauge
+        let maximumDepth: Gauge
+        let subscriptions: Gauge
+        var recorded: SignalBufferStatistics?
+    }
+
+    private let factory: any MetricsFactory
+    private let byName = Mutex<[String: Metrics]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    /// One recorder per factory for `recordNow`, so that repeated calls add
+    /// increments, not totals.
+    private static let recorders = Mutex<[ObjectIdentifier: _BufferMetrics]>([:])
+
+    static func recordNow(factory: any MetricsFactory) {
+        // A factory that is not a class gets a recorder per call: its
+        // counters then receive the totals once.
+        guard type(of: factory) is AnyObject.Type else {
+            _BufferMetrics(factory: factory).record()
+            return
+        }
+        let object = factory as AnyObject
+        let recorder = recorders.withLock { recorders in
+            if let existing = recorders[ObjectIdentifier(object)] { return existing }
+            let recorder = _BufferMetrics(factory: factory)
+            recorders[ObjectIdentifier(object)] = recorder
+            return recorder
+        }
+        recorder.record()
+    }
+
+    func record() {
+        let factory = self.factory
+        for statistics in SignalKitDebug.bufferStatistics() {
+            byName.withLock { byName in
+                var metrics =
+                    byName[statistics.name]
+                    ?? {
+                        let dimensions = [("signal", statistics.name)]
+                        return Metrics(
+                            drops: Counter(label: "signalkit_buffer_drops_total", dimensions: dimensions, factory: factory),
+                            overflows: Counter(
+                                label: "signalkit_buffer_overflows_total", dimensions: dimensions, factory: factory),
+                            blockedSends: Counter(
+                                label: "signalkit_buffer_blocked_sends_total", dimensions: dimensions, factory: factory),
+                            depth: Gauge(label: "signalkit_buffer_depth", dimensions: dimensions, factory: factory),
+                            maximumDepth: Gauge(
+                                label: "signalkit_buffer_max_depth", dimensions: dimensions, factory: factory),
+                            subscriptions: Gauge(
+                                label: "signalkit_buffer_subscriptions", dimensions: dimensions, factory: factory),
+                            recorded: nil
+                        )
+                    }()
+                let previous = metrics.recorded
+                metrics.drops.increment(by: Int64(statistics.drops - (previous?.drops ?? 0)))
+                metrics.overflows.increment(by: Int64(statistics.overflows - (previous?.overflows ?? 0)))
+                metrics.blockedSends.increment(by: Int64(statistics.blockedSends - (previous?.blockedSends ?? 0)))
+                metrics.depth.record(statistics.depth)
+                metrics.maximumDepth.record(statistics.maximumDepth)
+                metrics.subscriptions.record(statistics.liveSubscriptions)
+                metrics.recorded = statistics
+                byName[statistics.name] = metrics
+            }
+        }
     }
 }
 

@@ -72,4 +72,41 @@ private enum Boom: Error { case boom }
     }
 }
 
+@Suite struct SignalBufferDropLoggerTests {
+    @Test func logsTheFirstDropAtOnceThenOneSummaryPerInterval() {
+        let handler = InMemoryLogHandler()
+        let logger = Logger(label: "drops") { _ in handler }
+        let scheduler = VirtualTimeScheduler()
+        let logging = SignalBufferDropLogger.start(logger: logger, every: .seconds(10), on: scheduler.makeQueue())
+        let pipe = ValuePipe<Int>()
+        let handle =
+            (pipe.signal() |> named("logging.drops") |> deliverOn(scheduler.makeQueue(), buffer: .droppingNewest(beyond: 1)))
+            .start()
+        for value in 1...4 { pipe.putNext(value) }
+        #expect(handler.entries.map(\.message.description) == ["SignalKit: a bounded boundary dropped its first value"])
+        #expect(handler.entries.first?.metadata["signal"]?.description == "logging.drops")
+        #expect(handler.entries.first?.metadata["policy"]?.description == "droppingNewest(beyond: 1)")
+        #expect(handler.entries.first?.level == .warning)
+        scheduler.advance(by: 10)
+        var entries = handler.entries
+        #expect(entries.count == 2)
+        #expect(entries.last?.message.description == "SignalKit: 3 values dropped in the last 10.0 seconds")
+        #expect(entries.last?.metadata["dropsTotal"]?.description == "3")
+        // Nothing more dropped: no line.
+        scheduler.advance(by: 10)
+        #expect(handler.entries.count == 2)
+        // The queue ran: 5 waits, 6 is dropped.
+        pipe.putNext(5)
+        pipe.putNext(6)
+        scheduler.advance(by: 10)
+        entries = handler.entries
+        #expect(entries.count == 3)
+        #expect(entries.last?.metadata["drops"]?.description == "1")
+        #expect(entries.last?.metadata["dropsTotal"]?.description == "4")
+        logging.dispose()
+        #expect(SignalKitDebug.firstBufferDropHandler == nil)
+        handle.dispose()
+    }
+}
+
 #endif  // Logging

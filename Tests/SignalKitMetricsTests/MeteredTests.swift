@@ -49,6 +49,29 @@ private enum Boom: Error { case boom }
         #expect(during >= before + 3)
         #expect(try metrics.expectGauge("signalkit_live_bags").lastValue ?? 0 >= 1)
     }
+
+    @Test func theReporterAddsEachBoundarysDropsAndRecordsItsDepth() throws {
+        let metrics = TestMetrics()
+        let scheduler = VirtualTimeScheduler()
+        let pipe = ValuePipe<Int>()
+        let handle =
+            (pipe.signal() |> named("metrics.drops") |> deliverOn(scheduler.makeQueue(), buffer: .droppingNewest(beyond: 2)))
+            .start()
+        for value in 1...5 { pipe.putNext(value) }
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        let dimensions = [("signal", "metrics.drops")]
+        #expect(metrics.counterTotal(label: "signalkit_buffer_drops_total", dimensions: dimensions) == 3)
+        #expect(try metrics.expectGauge("signalkit_buffer_depth", dimensions).lastValue == 2)
+        #expect(try metrics.expectGauge("signalkit_buffer_subscriptions", dimensions).lastValue == 1)
+        for value in 6...7 { pipe.putNext(value) }
+        scheduler.run()
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        #expect(metrics.counterTotal(label: "signalkit_buffer_drops_total", dimensions: dimensions) == 5, "3 + 2, not 3 + 5")
+        #expect(try metrics.expectGauge("signalkit_buffer_depth", dimensions).lastValue == 0)
+        #expect(try metrics.expectGauge("signalkit_buffer_max_depth", dimensions).lastValue == 2)
+        #expect(metrics.counterTotal(label: "signalkit_buffer_overflows_total", dimensions: dimensions) == 0)
+        handle.dispose()
+    }
 }
 
 #endif  // Metrics
