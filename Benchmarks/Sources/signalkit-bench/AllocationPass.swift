@@ -24,6 +24,9 @@ func loadAllocationCounter() -> Bool {
 
 /// Allocations per op for every (workload, peer), measured in a child process.
 func measureAllocations(workloads: [Workload], quick: Bool) -> [String: [Peer: Double]] {
+    // A single-run workload (W14) measures memory over seconds, not allocations per operation.
+    let workloads = workloads.filter { !$0.singleRun }
+    if workloads.isEmpty { return [:] }
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     let library = executable.deletingLastPathComponent().appendingPathComponent("libSignalKitMallocCounter.so")
     guard FileManager.default.fileExists(atPath: library.path) else {

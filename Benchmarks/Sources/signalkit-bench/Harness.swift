@@ -10,6 +10,9 @@ enum Peer: String, CaseIterable, Sendable {
     /// The Swift 6-native peer: the same workload on `AsyncStream` and
     /// swift-async-algorithms (W2, W3, W5, W6, W9; W10's comparison).
     case asyncStream = "AsyncStream"
+    /// The physical floor of a bounded hop (W12): a hand-written
+    /// single-producer / single-consumer ring whose consumer thread spins.
+    case spscRing = "SPSC-ring"
 
     /// The peers of W1–W9.
     static let standard: [Peer] = [.signalkit, .opencombine, .floor]
@@ -32,12 +35,30 @@ struct RunResult: Sendable {
     var checksumMatches: Bool
     /// W9 only.
     var latency: Latency?
+    /// Where a boundary may drop values (W12): how many the run sent and how
+    /// many of them were dropped on the way (never hidden in the figure).
+    var drops: Drops?
+    /// A workload that runs once (W14): its labelled figures (the JSON's
+    /// `details`), its table (printed under the comparison table) and its
+    /// own verdict on its target.
+    var details: [(label: String, value: Double)] = []
+    var detailTable: [[String]]?
+    var targetMet: Bool?
 
-    init(nanosecondsPerOp: Double, checksumMatches: Bool, latency: Latency? = nil) {
+    init(
+        nanosecondsPerOp: Double, checksumMatches: Bool, latency: Latency? = nil, drops: Drops? = nil
+    ) {
         self.nanosecondsPerOp = nanosecondsPerOp
         self.checksumMatches = checksumMatches
         self.latency = latency
+        self.drops = drops
     }
+}
+
+/// Values a run sent through a boundary that may drop, and those it dropped.
+struct Drops: Sendable {
+    var sent: Int
+    var dropped: Int
 }
 
 /// A shared accumulator: every sink adds into `v` (`&+=`), as the workload

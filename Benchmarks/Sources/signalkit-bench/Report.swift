@@ -31,6 +31,11 @@ struct Report {
                 return nil
             }
             return signalkit <= 1.3 * floor && latency.p50 <= floorLatency.p50 + 0.3
+        case "W12":
+            // A run that dropped values measured drops, not the hop.
+            guard let floor, let drops = result.drops[.signalkit] else { return nil }
+            return floor / signalkit >= 15 && drops.dropped == 0
+        case "W14": return result.targetMet
         default: return nil
         }
     }
@@ -114,6 +119,15 @@ struct Report {
             for extra in result.extras {
                 notes.append("\(result.workload.id) \(extra.label): \(format(extra.value)) \(result.workload.unit)")
             }
+            if !result.drops.isEmpty {
+                let peers = result.workload.peers.compactMap { peer in
+                    result.drops[peer].map { "\(peer.rawValue) \($0.dropped) of \($0.sent)" }
+                }
+                notes.append("\(result.workload.id) values dropped (timed runs): " + peers.joined(separator: ", "))
+            }
+            if result.workload.id == "W12", let signalkit = result.median(.signalkit), let floor = result.median(.floor) {
+                notes.append("\(result.workload.id) q.async floor / SignalKit: \(ratio(floor, signalkit)) (target >= 15x)")
+            }
             if let spread = scalingSpread(result) {
                 notes.append("\(result.workload.id) scaling spread 10 → 10,000 standing: \(format(spread * 100))% (target ≤ 25%)")
             }
@@ -128,11 +142,22 @@ struct Report {
             }
         }
         text += "\n" + notes.joined(separator: "\n")
+        for result in results {
+            guard let table = result.detailTable, table.count > 1 else { continue }
+            text += "\n\n\(result.workload.id) \(result.workload.title):\n" + render(table)
+        }
         text +=
             "\n\nMedian of \(repetitions) interleaved repetitions (peer order rotated each repetition)\(quick ? ", --quick sizes" : ""); "
+            + singleRunNote
             + "a second thread alive; allocations counted in a separate process.\n"
             + "Machine: \(machineDescription())\nToolchain: \(toolchainDescription())\n"
         return text
+    }
+
+    /// Which workloads ran once instead of `repetitions` times.
+    private var singleRunNote: String {
+        let ids = results.filter(\.workload.singleRun).map(\.workload.id)
+        return ids.isEmpty ? "" : "\(ids.joined(separator: ", ")) ran once (no warm-up, no repetitions); "
     }
 
     private func ratio(_ numerator: Double?, _ denominator: Double?) -> String {
@@ -202,6 +227,23 @@ struct Report {
             if !result.extras.isEmpty {
                 entry["extras"] = Dictionary(uniqueKeysWithValues: result.extras.map { ($0.label, $0.value) })
             }
+            // Peers beyond the four columns (W12's SPSC ring).
+            for peer in result.workload.peers where !Peer.withAsync.contains(peer) {
+                guard let summary = result.summaries[peer] else { continue }
+                entry[peer.jsonKey] = summary.median
+                entry["\(peer.jsonKey)_min"] = summary.min
+                entry["\(peer.jsonKey)_max"] = summary.max
+            }
+            if !result.drops.isEmpty {
+                entry["drops"] = Dictionary(
+                    uniqueKeysWithValues: result.drops.map {
+                        ($0.key.jsonKey, ["sent": $0.value.sent, "dropped": $0.value.dropped])
+                    })
+            }
+            if !result.details.isEmpty {
+                entry["details"] = Dictionary(
+                    result.details.filter { $0.value.isFinite }.map { ($0.label, $0.value) }, uniquingKeysWith: { $1 })
+            }
             workloads.append(entry)
         }
         let document: [String: Any] = [
@@ -250,4 +292,9 @@ func toolchainDescription() -> String {
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "unknown"
+}
+
+extension Peer {
+    /// The peer's key in the JSON document (`spsc_ring`).
+    var jsonKey: String { rawValue.lowercased().replacingOccurrences(of: "-", with: "_") }
 }

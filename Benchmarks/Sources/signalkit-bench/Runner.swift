@@ -11,9 +11,11 @@ struct Options {
     var countAllocations = true
     var onlyPeer: Peer?
     var printSamples = false
+    /// Sizes given with --size, by workload id.
+    var sizes: [String: Int] = [:]
 
     static let usage = """
-        usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations] [--peer NAME] [--samples]
+        usage: signalkit-bench [--filter W1,W2] [--quick] [--reps N] [--json PATH] [--no-allocations] [--peer NAME] [--samples] [--size ID=N]
 
           --filter IDS      run only these workloads (comma-separated, e.g. W2,W5)
           --quick           smaller sizes: the whole run takes at most ~90 s after the build
@@ -22,6 +24,9 @@ struct Options {
           --no-allocations  skip the allocation-counting pass
           --peer NAME       run only one peer (SignalKit, OpenCombine, floor or AsyncStream), e.g. for profiling
           --samples         also print every timed run's figure (standard error), in the order run
+          --size ID=N       one workload's size instead of its default (repeatable); W14's is the
+                            milliseconds each buffer policy runs: --filter W14 --size W14=10000 is
+                            the issue's 10 s per policy
         """
 
     static func parse(_ arguments: [String]) -> Options? {
@@ -53,6 +58,11 @@ struct Options {
                     return nil
                 }
                 options.onlyPeer = peer
+            case "--size":
+                guard let value = iterator.next() else { return nil }
+                let parts = value.split(separator: "=")
+                guard parts.count == 2, let size = Int(parts[1]), size > 0 else { return nil }
+                options.sizes[parts[0].uppercased()] = size
             case "--help", "-h":
                 return nil
             default:
@@ -73,6 +83,12 @@ struct WorkloadResult {
     /// Extra measurements (W4 scaling, W8 lock-free floor, AsyncStream
     /// variants), by label.
     var extras: [(label: String, value: Double)] = []
+    /// Values sent and dropped over the timed runs, by peer (W12).
+    var drops: [Peer: Drops] = [:]
+    /// A single-run workload's figures, table and verdict (W14).
+    var details: [(label: String, value: Double)] = []
+    var detailTable: [[String]]?
+    var targetMet: Bool?
 
     func median(_ peer: Peer) -> Double? { summaries[peer]?.median }
 }
@@ -100,15 +116,19 @@ func run(options: Options) -> Int32 {
     for workload in workloads {
         var result = WorkloadResult(workload: workload)
         result.allocations = allocations[workload.id] ?? [:]
-        let size = options.quick ? workload.quickSize : workload.fullSize
-        progress("\(workload.id) \(workload.title): warm-up")
-        for peer in workload.peers { _ = workload.run(peer, size) }
+        let size = options.sizes[workload.id] ?? (options.quick ? workload.quickSize : workload.fullSize)
+        // A single-run workload (W14) has no warm-up and one repetition.
+        let repetitions = workload.singleRun ? 1 : options.repetitions
+        if !workload.singleRun {
+            progress("\(workload.id) \(workload.title): warm-up")
+            for peer in workload.peers { _ = workload.run(peer, size) }
+        }
         var samples: [Peer: [Double]] = [:]
         var latencySamples: [Peer: [Latency]] = [:]
-        for repetition in 0..<options.repetitions {
+        for repetition in 0..<repetitions {
             let order = rotated(workload.peers, by: repetition)
             progress(
-                "\(workload.id): repetition \(repetition + 1)/\(options.repetitions) (\(order.map(\.rawValue).joined(separator: ", ")))"
+                "\(workload.id): repetition \(repetition + 1)/\(repetitions) (\(order.map(\.rawValue).joined(separator: ", ")))"
             )
             for peer in order {
                 let outcome = workload.run(peer, size)
@@ -119,6 +139,16 @@ func run(options: Options) -> Int32 {
                 samples[peer, default: []].append(outcome.nanosecondsPerOp)
                 if options.printSamples { progress("  \(peer.rawValue): \(outcome.nanosecondsPerOp)") }
                 if let latency = outcome.latency { latencySamples[peer, default: []].append(latency) }
+                if let drops = outcome.drops {
+                    result.drops[peer, default: Drops(sent: 0, dropped: 0)].sent += drops.sent
+                    result.drops[peer, default: Drops(sent: 0, dropped: 0)].dropped += drops.dropped
+                    if drops.dropped > 0 {
+                        progress("  \(peer.rawValue) dropped \(drops.dropped) of \(drops.sent) values")
+                    }
+                }
+                result.details += outcome.details
+                if let table = outcome.detailTable { result.detailTable = table }
+                if let met = outcome.targetMet { result.targetMet = (result.targetMet ?? true) && met }
             }
         }
         for (peer, values) in samples { result.summaries[peer] = Summary(values) }

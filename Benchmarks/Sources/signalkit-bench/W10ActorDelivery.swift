@@ -88,7 +88,7 @@ func runW10(_ peer: Peer, _ values: Int) -> RunResult {
         }
         continuation.finish()
         blockingAwait { await consumer.value }
-    case .opencombine, .floor:
+    case .opencombine, .floor, .spscRing:
         preconditionFailure("W10 compares SignalKit with AsyncStream only")
     }
     let (total, received) = blockingAwait { await tally.result() }

@@ -32,6 +32,8 @@ func runW1(_ peer: Peer, _ cycles: Int) -> RunResult {
         }
     case .asyncStream:
         preconditionFailure("W1 has no AsyncStream peer")
+    case .spscRing:
+        preconditionFailure("W1 has no SPSC ring peer")
     case .floor:
         nanoseconds = timed(operations: cycles) {
             for i in 0..<cycles {

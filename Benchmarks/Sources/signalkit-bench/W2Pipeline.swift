@@ -49,6 +49,8 @@ func runW2(_ peer: Peer, _ events: Int) -> RunResult {
                 for await value in chain { box.v &+= value }
             }
         }
+    case .spscRing:
+        preconditionFailure("W2 has no SPSC ring peer")
     case .floor:
         let sink = opaqueSink(box)
         nanoseconds = timed(operations: events) {

@@ -58,6 +58,8 @@ func runW3(_ peer: Peer, _ sends: Int) -> RunResult {
                 return total
             }
         }
+    case .spscRing:
+        preconditionFailure("W3 has no SPSC ring peer")
     case .floor:
         let sinks: [(Int) -> Void] = (0..<fanOutSubscribers).map { _ in { box.v &+= $0 } }
         nanoseconds = timed(operations: deliveries) {

@@ -36,6 +36,8 @@ func runW4(_ peer: Peer, _ cycles: Int, standing: Int = 1000) -> RunResult {
         cancellables.forEach { $0.cancel() }
     case .asyncStream:
         preconditionFailure("W4 has no AsyncStream peer")
+    case .spscRing:
+        preconditionFailure("W4 has no SPSC ring peer")
     case .floor:
         var sinks = [Int: (Int) -> Void](minimumCapacity: standing + 1)
         var token = 0

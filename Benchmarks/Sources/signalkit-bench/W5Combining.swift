@@ -60,6 +60,8 @@ func runW5(_ peer: Peer, _ sends: Int) -> RunResult {
         bContinuation.finish()
         blockingAwait { await consumer.value }
         return RunResult(nanosecondsPerOp: nanoseconds, checksumMatches: box.v == expectedW5(sends))
+    case .spscRing:
+        preconditionFailure("W5 has no SPSC ring peer")
     case .floor:
         let combiner = FloorCombiner(sink: opaqueSink(box))
         nanoseconds = timed(operations: sends) {

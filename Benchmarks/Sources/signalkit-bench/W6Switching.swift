@@ -78,6 +78,8 @@ func runW6(_ peer: Peer, _ sends: Int) -> RunResult {
         }
         continuation.finish()
         blockingAwait { await consumer.value }
+    case .spscRing:
+        preconditionFailure("W6 has no SPSC ring peer")
     case .floor:
         let sink: @Sendable (Int) -> Void = { box.v &+= $0 }
         nanoseconds = timed(operations: sends) {

@@ -30,6 +30,8 @@ func runW7(_ peer: Peer, _ sets: Int) -> RunResult {
         _ = cancellable
     case .asyncStream:
         preconditionFailure("W7 has no AsyncStream peer")
+    case .spscRing:
+        preconditionFailure("W7 has no SPSC ring peer")
     case .floor:
         var slot: (() -> Void)?
         nanoseconds = timed(operations: sets) {

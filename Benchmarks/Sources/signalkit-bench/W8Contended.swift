@@ -30,6 +30,8 @@ func runW8(_ peer: Peer, _ perThread: Int) -> RunResult {
         cleanup = { cancellable.cancel() }
     case .asyncStream:
         preconditionFailure("W8 has no AsyncStream peer")
+    case .spscRing:
+        preconditionFailure("W8 has no SPSC ring peer")
     case .floor:
         // A pthread mutex around the sink call: the serialised floor.
         let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

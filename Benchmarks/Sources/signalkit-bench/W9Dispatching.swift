@@ -77,6 +77,8 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
                 blockingAwait { await consumer.value }
             }
         )
+    case .spscRing:
+        preconditionFailure("W9 has no SPSC ring peer")
     case .floor:
         let queue = DispatchQueue(label: "w9.floor")
         return HopPipeline(

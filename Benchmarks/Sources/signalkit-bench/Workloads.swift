@@ -24,6 +24,9 @@ struct Workload: Sendable {
     let quickSize: Int
     let peers: [Peer]
     let target: Target
+    /// Runs once, with no warm-up and no repetitions, and is left out of the
+    /// allocation pass: a long wall-clock workload that measures memory (W14).
+    var singleRun = false
     let run: @Sendable (Peer, Int) -> RunResult
 }
 
@@ -32,7 +35,7 @@ extension Workload {
     func restricted(to peer: Peer) -> Workload {
         Workload(
             id: id, title: title, unit: unit, fullSize: fullSize, quickSize: quickSize,
-            peers: peers.filter { $0 == peer }, target: target, run: run
+            peers: peers.filter { $0 == peer }, target: target, singleRun: singleRun, run: run
         )
     }
 }
@@ -97,6 +100,12 @@ let allWorkloads: [Workload] = [
         fullSize: 200_000, quickSize: 50_000, peers: [.signalkit, .asyncStream],
         target: Target(nanoseconds: nil, allocations: nil, check: "report only: vs AsyncStream + for await", reportOnly: true),
         run: { runW10($0, $1) }
+    ),
+    Workload(
+        id: "W12", title: "bounded hop, droppingOldest(\(boundedHopCapacity))", unit: "ns/value",
+        fullSize: 500_000, quickSize: 100_000, peers: [.signalkit, .opencombine, .floor, .asyncStream, .spscRing],
+        target: Target(nanoseconds: 60, allocations: 0, check: ">= 15x faster than the q.async floor; no value dropped"),
+        run: { runW12($0, $1) }
     ),
 ].sorted { $0.id.localizedStandardCompare($1.id) }
 
