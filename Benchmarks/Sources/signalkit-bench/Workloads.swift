@@ -107,6 +107,16 @@ let allWorkloads: [Workload] = [
         target: Target(nanoseconds: 60, allocations: 0, check: ">= 15x faster than the q.async floor; no value dropped"),
         run: { runW12($0, $1) }
     ),
+    Workload(
+        // The size is the duration of each policy's run, in milliseconds.
+        id: "W14", title: "overload: producer 10x faster than consumer", unit: "ns/send",
+        fullSize: 2_000, quickSize: 500, peers: [.signalkit],
+        target: Target(
+            nanoseconds: nil, allocations: nil,
+            check: "peak RSS growth <= capacity x value size + 16 MB per bounded policy"),
+        singleRun: true,
+        run: { runW14($0, $1) }
+    ),
 ].sorted { $0.id.localizedStandardCompare($1.id) }
 
 extension String {

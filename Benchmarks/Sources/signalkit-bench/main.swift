@@ -3,7 +3,9 @@
 // signalkit-bench: runs SignalKit's benchmark workloads (W1–W9 against
 // OpenCombine and hand-written floors, and against AsyncStream /
 // swift-async-algorithms where there is an equivalent: W2, W3, W5, W6, W9;
-// W10 against AsyncStream) in one process and prints a table.
+// W10 against AsyncStream; W12, the bounded hop, against all of them and a
+// spinning SPSC ring; W14, overload, SignalKit's buffer policies side by
+// side) in one process and prints a table.
 // The bodies live in nonisolated functions in other files: top-level code is
 // MainActor-isolated, which adds about 20 ns to every closure call.
 import Foundation
