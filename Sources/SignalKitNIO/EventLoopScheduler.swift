@@ -79,6 +79,20 @@ public func deliverOn<T: Sendable, E: Sendable>(_ eventLoop: any EventLoop) -> (
     deliverOn(Queue(eventLoop: eventLoop))
 }
 
+/// Delivers every event on `eventLoop`, keeping at most `buffer`'s limit of
+/// values waiting for it: the `deliverOn(_:buffer:)` of `Queue(eventLoop:)`
+/// (one task on the loop per burst of values, inline when already on the
+/// loop with nothing waiting; see ``SignalKit/SignalBuffer``).
+///
+/// `.blocking` stops the process with a message when a value is sent into a
+/// full buffer from the loop itself (the loop could never empty it).
+public func deliverOn<T: Sendable, E: Sendable>(
+    _ eventLoop: any EventLoop,
+    buffer: SignalBuffer<E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    deliverOn(Queue(eventLoop: eventLoop), buffer: buffer)
+}
+
 /// Subscribes on `eventLoop` (inline when already on it): the `runOn(_:)`
 /// of `Queue(eventLoop:)`.
 public func runOn<T, E>(_ eventLoop: any EventLoop) -> (Signal<T, E>) -> Signal<T, E> {

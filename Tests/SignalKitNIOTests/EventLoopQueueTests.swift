@@ -1,6 +1,7 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 #if NIO
+import Dispatch
 import NIOCore
 import NIOEmbedded
 import NIOPosix
@@ -99,6 +100,36 @@ private enum Boom: Error, Equatable { case boom }
         try done.futureResult.wait()
         handle.dispose()
         #expect(received.value == Array(0..<1000))
+        #expect(offLoop.value == 0)
+    }
+
+    /// A bounded hop onto a loop busy with other work: the values wait, the
+    /// policy decides which survive, and they arrive on the loop.
+    @Test func deliverOnALoopWithABufferKeepsTheNewestValues() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        // Semaphores, not a promise: a future's waiters are woken by the
+        // loop, which this task keeps busy.
+        let busy = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            busy.signal()
+            release.wait()
+        }
+        busy.wait()
+        let received = Shared<[Int]>([])
+        let offLoop = Shared(0)
+        let pipe = ValuePipe<Int>()
+        let handle = (pipe.signal() |> deliverOn(loop, buffer: .droppingOldest(beyond: 2))).start(next: { value in
+            if !loop.inEventLoop { offLoop.withLock { $0 += 1 } }
+            received.withLock { $0.append(value) }
+        })
+        for value in 1...5 { pipe.putNext(value) }
+        release.signal()
+        try loop.submit {}.wait()
+        handle.dispose()
+        #expect(received.value == [4, 5])
         #expect(offLoop.value == 0)
     }
 

@@ -15,13 +15,13 @@
 /// runs out of memory. A bounded policy keeps at most `limit` values waiting
 /// and decides what happens to the next one:
 ///
-/// | policy | when `limit` values wait | Akka Streams | Reactor / RxJava | `AsyncStream` |
+/// | policy | when `limit` values wait | Akka Streams | Reactor | `AsyncStream` |
 /// |---|---|---|---|---|
-/// | ``droppingOldest(beyond:)`` | the oldest waiting value is dropped | `dropHead` | `onBackpressureBuffer(n, DROP_OLDEST)` | `.bufferingNewest(n)` |
-/// | ``droppingNewest(beyond:)`` | the arriving value is dropped | `dropNew` | `onBackpressureBuffer(n, DROP_LATEST)` | `.bufferingOldest(n)` |
-/// | ``latest`` | the waiting value is replaced (conflation) | `conflate` | `onBackpressureLatest` | `.bufferingNewest(1)` |
-/// | ``failing(beyond:with:)`` | the subscription ends with your error | `fail` | `onBackpressureBuffer(n)` (error) | — |
-/// | ``blocking(beyond:)`` | the producing thread waits for room | `backpressure` | — (requests) | — |
+/// | ``droppingOldest(beyond:)`` | the oldest waiting value is dropped | `dropHead` | `DROP_OLDEST` | `.bufferingNewest(n)` |
+/// | ``droppingNewest(beyond:)`` | the arriving value is dropped | `dropNew` | `DROP_LATEST` | `.bufferingOldest(n)` |
+/// | ``latest`` | the waiting value is replaced | `conflate` | `onBackpressureLatest` | `.bufferingNewest(1)` |
+/// | ``failing(beyond:with:)`` | the subscription ends with your error | `fail` | `ERROR` | — |
+/// | ``blocking(beyond:)`` | the producing thread waits for room | `backpressure` | (demand) | — |
 ///
 /// Rules every boundary keeps, whatever the policy:
 /// * the error and the completion are never dropped and never wait for room;
@@ -37,13 +37,15 @@
 /// every waiting value at once, so up to `limit` values wait while up to
 /// `limit` more (the batch taken before) are being delivered.
 ///
+/// The BackPressure article tells how to choose a policy.
+///
 /// `Failure` is the error type of the signal at the boundary: only
 /// ``failing(beyond:with:)`` uses it, and for a signal that cannot fail
 /// (`NoError`) there is no value to give it, so that policy cannot be
 /// chosen there.
 ///
 /// ```swift
-/// let quotes = feed.quotes() |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 1_000))
+/// let updates = quotes |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 1_000))
 /// ```
 public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible {
     enum Kind: Sendable {

@@ -73,7 +73,7 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
 /// upstream's name (``SignalKitDebug/bufferStatistics()``).
 ///
 /// ```swift
-/// let updates = feed.quotes() |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 1_000))
+/// let updates = loadProfile(id) |> deliverOn(uiQueue, buffer: .latest)
 /// ```
 public func deliverOn<T: Sendable, E: Sendable>(
     _ queue: Queue,
