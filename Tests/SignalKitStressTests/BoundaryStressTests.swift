@@ -126,6 +126,52 @@ extension StressSuite {
             #expect(TrackedObject.liveCount == live)
         }
 
+        /// A bounded `mapToQueue` whose inners complete on a queue, its
+        /// outer fed from one thread and disposed from another: the values
+        /// arrive in order, each inner runs at most once, nothing leaks.
+        @Test func boundedMapToQueueRacesDisposal() {
+            let check = LeakCheck()
+            do {
+                let queue = Queue(name: "stress.boundary.mapToQueue")
+                let counts = HopCounts()
+                for buffer in [SignalBuffer<NoError>.droppingOldest(beyond: 2), .latest, .blocking(beyond: 2)] {
+                    raceRounds(
+                        threads: 2,
+                        rounds: 500 * stressScale,
+                        setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
+                            let source = Mutex<Subscriber<Int, NoError>?>(nil)
+                            let last = Atomic<Int>(-1)
+                            let handle =
+                                (Signal<Int, NoError> { subscriber in
+                                    source.withLock { $0 = subscriber }
+                                    return EmptyDisposable
+                                }
+                                |> mapToQueue(buffer: buffer) { value in
+                                    Signal<Int, NoError>.single(value) |> deliverOn(queue)
+                                }).start(next: { value in
+                                    if last.exchange(value, ordering: .relaxed) >= value {
+                                        counts.misordered.add(1, ordering: .relaxed)
+                                    }
+                                })
+                            return UncheckedBox((source.withLock { $0 }!, handle))
+                        },
+                        body: { index, round in
+                            if index == 0 {
+                                for value in 0..<24 { round.value.0.putNext(value) }
+                                round.value.0.putCompletion()
+                            } else {
+                                for _ in 0..<Int.random(in: 0..<3_000) { _ = counts.offQueue.load(ordering: .relaxed) }
+                                round.value.1.dispose()
+                            }
+                        },
+                        check: { _ in queue.sync {} }
+                    )
+                }
+                #expect(counts.misordered.load(ordering: .relaxed) == 0)
+            }
+            #expect(check.leaks() == nil)
+        }
+
         /// Several producers, each with its own subscription, share one
         /// consumer queue: each subscription's values keep their order.
         @Test func producersOnSeveralThreadsShareOneQueue() {

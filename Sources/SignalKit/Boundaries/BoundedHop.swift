@@ -25,51 +25,20 @@ enum _HopExecutor: Sendable {
     case pool(ThreadPoolQueue)
 }
 
-/// A pthread condition variable in C-allocated storage, waited on with a
-/// `_Mutex` (its address must be stable, which a stored property's is not).
-struct _Condition: @unchecked Sendable {
-    // `@unchecked Sendable`: a pthread condition is thread-safe.
-    private let pointer: UnsafeMutablePointer<pthread_cond_t>
-
-    init() {
-        pointer = .allocate(capacity: 1)
-        pointer.initialize(to: pthread_cond_t())
-        let status = pthread_cond_init(pointer, nil)
-        precondition(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
-    }
-
-    /// Frees the condition. The owner calls it exactly once, from its `deinit`.
-    func destroy() {
-        pthread_cond_destroy(pointer)
-        pointer.deinitialize(count: 1)
-        pointer.deallocate()
-    }
-
-    /// Waits (the mutex held by the caller is released while waiting).
-    func wait(_ mutex: _Mutex) { pthread_cond_wait(pointer, mutex.pointer) }
-
-    func broadcast() { pthread_cond_broadcast(pointer) }
-}
-
 /// One subscription through a bounded `deliverOn`.
 ///
 /// `@unchecked Sendable`: `state` and `drainThread` are guarded by `mutex`;
 /// `batch` is touched only by the one drain that runs at a time (the
 /// `draining` flag, set and cleared under the mutex, admits one); the rest
 /// is immutable or atomic.
-final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSource, @unchecked Sendable {
+final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<T, E>
     private let executor: _HopExecutor
-    private let policy: SignalBuffer<E>
-    private let counters: _BufferCounters
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
 
-    private let mutex = _Mutex()
-    private let condition = _Condition()
-    private nonisolated(unsafe) var state = _BoundaryState<T, E>()
-    /// The thread running the drain, while one runs: a blocking producer on
-    /// it would wait for itself.
+    /// The thread running the drain, while one runs (guarded by `mutex`): a
+    /// blocking producer on it would wait for itself.
     private nonisolated(unsafe) var drainThread: pthread_t?
     /// The values the drain is delivering (the drain's own).
     private nonisolated(unsafe) var batch = _FIFO<T>()
@@ -84,19 +53,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSourc
     init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.downstream = downstream
         self.executor = executor
-        self.policy = policy
-        self.counters = counters
-        counters.register(self)
-    }
-
-    deinit {
-        counters.unregister(ObjectIdentifier(self))
-        condition.destroy()
-        mutex.destroy()
-    }
-
-    var waitingCount: Int {
-        mutex.withLock { state.waiting.count }
+        super.init(policy: policy, counters: counters)
     }
 
     // MARK: Producer side (the upstream's thread, serial)
@@ -113,56 +70,16 @@ final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSourc
             }
             mutex.unlock()
         }
-        var pending = value
-        while true {
-            mutex.lock()
-            let offer = state.offer(pending, policy: policy)
-            switch offer {
-            case .accepted(let startDrain):
-                let depth = state.waiting.count
-                let newMaximum = depth == state.maximumDepth && depth > 1
-                mutex.unlock()
-                if newMaximum { counters.recordDepth(depth) }
-                if startDrain { scheduleDrain() }
-                return
-            case .dropped(let dropped):
-                mutex.unlock()
-                counters.recordDrops(1)
-                withExtendedLifetime(dropped) {}
-                return
-            case .overflowed(let dropped, let arriving, let startDrain):
-                mutex.unlock()
-                valuesStopped.store(true, ordering: .releasing)
-                counters.recordOverflow()
-                counters.recordDrops(dropped.count + 1)
-                withExtendedLifetime((dropped, arriving)) {}
-                if startDrain { scheduleDrain() }
-                upstream.dispose()
-                return
-            case .full(let value):
-                if producerIsConsumer() {
-                    mutex.unlock()
-                    preconditionFailure(
-                        "SignalBuffer.blocking: a value was sent into a full buffer from the \(executorName) that "
-                            + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
-                            + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
-                    )
-                }
-                state.blockedProducers += 1
-                counters.recordBlockedSend()
-                condition.wait(mutex)
-                state.blockedProducers -= 1
-                let disposed = state.disposed
-                mutex.unlock()
-                if disposed {
-                    counters.recordDrops(1)
-                    return
-                }
-                pending = value
-            case .refused:
-                mutex.unlock()
-                return
-            }
+        switch admit(value, consumerName: executorName, isConsumer: producerIsConsumer) {
+        case .accepted(let startDrain):
+            if startDrain { scheduleDrain() }
+        case .handled:
+            break
+        case .overflowed(_, let startDrain):
+            // The error waits in the state as the terminal event.
+            valuesStopped.store(true, ordering: .releasing)
+            if startDrain { scheduleDrain() }
+            upstream.dispose()
         }
     }
 
@@ -219,7 +136,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSourc
         for _ in 0..<Self.batchesPerDrain {
             mutex.lock()
             let step = state.take(into: &batch)
-            if case .values = step, state.blockedProducers > 0 { condition.broadcast() }
+            if case .values = step { wakeBlockedProducersLocked() }
             if case .idle = step { drainThread = nil }
             mutex.unlock()
             switch step {
@@ -266,14 +183,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: Disposable, _BufferDepthSourc
 
     func dispose() {
         valuesStopped.store(true, ordering: .releasing)
-        let dropped = mutex.withLock { () -> _FIFO<T> in
-            let dropped = state.dispose()
-            if state.blockedProducers > 0 { condition.broadcast() }
-            return dropped
-        }
-        // Released here, outside the lock: a deinit may send to the signal.
-        withExtendedLifetime(dropped) {}
-        counters.unregister(ObjectIdentifier(self))
+        disposeBuffer()
         upstream.dispose()
     }
 }

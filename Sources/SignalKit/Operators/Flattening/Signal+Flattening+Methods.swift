@@ -26,6 +26,13 @@ extension Signal {
         self |> SignalKit.mapToQueue(f)
     }
 
+    /// `self |> mapToQueue(buffer: buffer, f)`: every value's signal, one
+    /// after another, at most `buffer`'s limit of them waiting.
+    public func mapToQueue<R>(buffer: SignalBuffer<E>, _ f: @escaping @Sendable (T) -> Signal<R, E>) -> Signal<R, E>
+    where E: Sendable {
+        self |> SignalKit.mapToQueue(buffer: buffer, f)
+    }
+
     /// `self |> mapToThrottled(f)`: the value's signal, the latest waiting
     /// while one runs.
     public func mapToThrottled<R>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> Signal<R, E> {

@@ -56,3 +56,72 @@ public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) ->
         _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })._derived("mapToQueue", from: signal)
     }
 }
+
+// MARK: - Bounded forms
+
+/// Runs the inner signals one after another, keeping at most `buffer`'s
+/// limit of them waiting for the running one.
+///
+/// SignalKit's bounded form of SwiftSignalKit's `queue` (`.unbounded` is
+/// `queue` itself). The waiting inners are the buffer: a dropped inner is
+/// never subscribed (see ``SignalBuffer``).
+///
+/// Marble (`.droppingOldest(beyond: 1)`): outer `"ABC-|"` with `A = "a---|"`,
+/// `B = "b|"`, `C = "c|"` → `"a---c|"` (`B` waited, `C` replaced it)
+///
+/// - Parameters:
+///   - buffer: how many inners may wait, and what happens to one more:
+///     dropped (the oldest waiting or the arriving one, counted), the output
+///     failed with your error (`.failing`), or the outer's thread held until
+///     one starts (`.blocking`).
+/// - Returns: a function from a signal of signals to the queued signal.
+/// - Threading: as `queue`. `.blocking` holds the thread that delivers the
+///   outer value until the running inner completes (on another thread); an
+///   outer value sent while subscribing the running inner, on the same
+///   thread, stops the process with a message naming the deadlock. An inner
+///   that can only complete on the outer's thread (its events delivered on
+///   the queue the outer sends from) would wait for itself: SignalKit cannot
+///   see that, so choose `.blocking` only where the inners run elsewhere.
+/// - Termination: completes when the outer has completed and every inner
+///   still waiting has run; any error (and `.failing`'s overflow) fails the
+///   output at once, and nothing waiting is subscribed after it.
+/// - Disposal: disposes the running inner, then the outer; the waiting inners
+///   are released at once, never subscribed.
+public func queue<T, E: Sendable>(buffer: SignalBuffer<E>) -> (Signal<Signal<T, E>, E>) -> Signal<T, E> {
+    { signal in
+        if buffer.isUnbounded { return queue(signal) }
+        return _boundedQueue(signal, buffer: buffer, transform: { $0 })._derived(
+            "queue", from: signal, arguments: "buffer: \(buffer)")
+    }
+}
+
+/// Maps each value to a signal and runs those one after another, keeping at
+/// most `buffer`'s limit of them waiting (`map(f) |> queue(buffer:)`).
+///
+/// SignalKit's bounded form of SwiftSignalKit's `mapToQueue` (`.unbounded`
+/// is `mapToQueue(f)` itself). `f` is still called when a value arrives,
+/// also for a value whose signal is then dropped.
+///
+/// Marble (`.latest`): `"123-|"` with `f(1) = "a---|"`, `f(2) = "b|"`,
+/// `f(3) = "c|"` → `"a---c|"`
+///
+/// ```swift
+/// // One save at a time; while one runs, only the newest document waits.
+/// let saves = edits |> mapToQueue(buffer: .latest) { document in save(document) }
+/// ```
+///
+/// - Parameters:
+///   - buffer: how many inner signals may wait (see `queue(buffer:)`).
+///   - f: called with each value when it arrives.
+/// - Returns: a function from the outer signal to the queued signal.
+/// - Threading, Termination, Disposal: as `queue(buffer:)`.
+public func mapToQueue<T, R, E: Sendable>(
+    buffer: SignalBuffer<E>,
+    _ f: @escaping @Sendable (T) -> Signal<R, E>
+) -> (Signal<T, E>) -> Signal<R, E> {
+    { signal in
+        if buffer.isUnbounded { return signal |> mapToQueue(f) }
+        return _boundedQueue(signal, buffer: buffer, transform: f)._derived(
+            "mapToQueue", from: signal, arguments: "buffer: \(buffer)")
+    }
+}
