@@ -13,6 +13,9 @@ struct _FIFO<Element> {
     /// The number of elements.
     @inlinable var count: Int { items.count - head }
 
+    /// The first element, left in place.
+    @inlinable var first: Element? { head < items.count ? items[head] : nil }
+
     @inlinable
     mutating func append(_ element: Element) {
         items.append(element)

@@ -44,6 +44,54 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
     }
 }
 
+/// Delays every value and the completion by `interval` seconds, keeping at
+/// most `buffer`'s limit of values waiting for their time.
+///
+/// SignalKit's bounded form of `delayEvents(_:queue:)` (`.unbounded` is that
+/// operator itself). The values waiting for their time are the buffer: a
+/// value dropped by the policy is never sent (see ``SignalBuffer``).
+///
+/// Marble (interval 2, `.droppingOldest(beyond: 2)`): `"abc-|"` →
+/// `"---bc-|"` (`a` was dropped when `c` arrived)
+///
+/// - Parameters:
+///   - interval: seconds each value and the completion wait.
+///   - queue: where the timer runs and the delayed events are sent.
+///   - buffer: how many values may wait, and what happens to one more.
+/// - Returns: a function from a signal to the delayed signal.
+///
+/// - Threading: values and the completion are sent on `queue`, in the order
+///   they arrived, each once its interval has passed: one timer, armed for
+///   the oldest waiting value, sends every value that is due when it fires
+///   (the unbounded form arms a timer per value). An error is sent on the
+///   thread that delivers it. `.blocking` holds the producing thread until a
+///   value is sent; a producer on `queue` itself would wait for the timer
+///   that cannot fire, so it stops the process with a message.
+/// - Termination: the completion arrives `interval` seconds after the
+///   upstream's, after the values; an error (and `.failing`'s overflow)
+///   arrives at once and drops everything waiting.
+/// - Disposal: disposes the upstream, cancels the timer and releases the
+///   waiting values at once.
+public func delayEvents<T: Sendable, E: Sendable>(
+    _ interval: Double,
+    queue: Queue,
+    buffer: SignalBuffer<E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    { signal in
+        if buffer.isUnbounded { return signal |> delayEvents(interval, queue: queue) }
+        return _boundedDelayEvents(signal, interval: interval, queue: queue, buffer: buffer)
+    }
+}
+
+/// `delayEvents(_:queue:buffer:)` with a `Duration`.
+public func delayEvents<T: Sendable, E: Sendable>(
+    for interval: Duration,
+    queue: Queue,
+    buffer: SignalBuffer<E>
+) -> (Signal<T, E>) -> Signal<T, E> {
+    delayEvents(interval.seconds, queue: queue, buffer: buffer)
+}
+
 /// The scheduled events of one `delayEvents` subscription.
 ///
 /// `@unchecked Sendable`: `scheduled`, `nextNumber` and `stopped` are guarded

@@ -1,0 +1,165 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// The bounded form of `delayEvents`: the values waiting for their time are a
+// bounded buffer (`_BoundaryBuffer`) under a `SignalBuffer` policy. Every
+// value waits the same interval, so the waiting values are in deadline order
+// and one timer, armed for the oldest, is enough: when it fires it sends
+// every value that is due and re-arms for the next (the unbounded form arms
+// one timer per value). The completion waits its interval behind them; an
+// error is sent at once and cancels everything waiting, as in the unbounded
+// form.
+
+/// A value and the time (`Queue.currentTime`) it is due.
+struct _DelayedValue<T> {
+    let value: T
+    let due: Double
+}
+
+/// One subscription of a bounded `delayEvents`.
+///
+/// `@unchecked Sendable`: `completionDue` and `timer` are guarded by `mutex`
+/// (the base class's); `state.draining` means "a timer is armed or firing".
+final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedValue<T>, E>, Disposable,
+    @unchecked Sendable
+{
+    private let delivery: _SerialDelivery<T, E>
+    private let interval: Double
+    private let queue: Queue
+    let upstream = MetaDisposable()
+    private nonisolated(unsafe) var completionDue: Double?
+    private nonisolated(unsafe) var timer: (any Disposable)?
+
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, policy: SignalBuffer<E>, counters: _BufferCounters) {
+        self.delivery = _SerialDelivery(downstream: downstream)
+        self.interval = interval
+        self.queue = queue
+        super.init(policy: policy, counters: counters)
+    }
+
+    // MARK: Upstream events
+
+    func putNext(_ value: T) {
+        let delayed = _DelayedValue(value: value, due: queue.currentTime + interval)
+        switch admit(delayed, consumerName: "queue", isConsumer: { queue.isCurrent() }) {
+        case .accepted(let armTimer):
+            if armTimer { arm(after: interval) }
+        case .handled:
+            break
+        case .overflowed(let error, _):
+            // As an upstream error: at once, and nothing waiting is sent.
+            stopTimer()
+            delivery.putError(error)
+            upstream.dispose()
+        }
+    }
+
+    func putCompletion() {
+        let armTimer = mutex.withLock { () -> Bool in
+            guard !state.stopped else { return false }
+            state.stopped = true
+            completionDue = queue.currentTime + interval
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if armTimer { arm(after: interval) }
+    }
+
+    func putError(_ error: E) {
+        disposeBuffer()
+        stopTimer()
+        delivery.putError(error)
+    }
+
+    // MARK: The timer
+
+    private func arm(after delay: Double) {
+        let handle = queue.cancellableAfter(max(delay, 0)) { [self] in fire() }
+        let cancel = mutex.withLock { () -> (any Disposable)? in
+            // Disposed meanwhile: nothing may fire any more.
+            if state.disposed { return handle }
+            timer = handle
+            return nil
+        }
+        cancel?.dispose()
+    }
+
+    private func stopTimer() {
+        let handle = mutex.withLock { () -> (any Disposable)? in
+            defer { timer = nil }
+            return timer
+        }
+        handle?.dispose()
+    }
+
+    /// On `queue`: sends what is due, then re-arms for the next deadline.
+    private func fire() {
+        var due = _FIFO<T>()
+        var complete = false
+        var next: Double?
+        mutex.lock()
+        guard !state.disposed else {
+            mutex.unlock()
+            return
+        }
+        timer = nil
+        let now = queue.currentTime
+        while let head = state.waiting.first, head.due <= now {
+            due.append(state.waiting.popFirst()!.value)
+        }
+        if !due.isEmpty { wakeBlockedProducersLocked() }
+        if let head = state.waiting.first {
+            next = head.due - now
+        } else if let completionDue {
+            if completionDue <= now {
+                complete = true
+                self.completionDue = nil
+            } else {
+                next = completionDue - now
+            }
+        } else {
+            state.draining = false
+        }
+        mutex.unlock()
+        while let value = due.popFirst() { delivery.putNext(value) }
+        if complete { delivery.putCompletion() }
+        if let next { arm(after: next) }
+    }
+
+    // MARK: Disposal
+
+    /// Disposes the upstream and cancels everything waiting.
+    func dispose() {
+        upstream.dispose()
+        disposeBuffer()
+        stopTimer()
+    }
+}
+
+/// The upstream events of a bounded `delayEvents`.
+struct _BoundedDelaySink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
+    let delay: _BoundedDelay<T, E>
+
+    func putNext(_ value: T, from _: _SubscriptionBase) { delay.putNext(value) }
+    func putError(_ error: E) { delay.putError(error) }
+    func putCompletion() { delay.putCompletion() }
+}
+
+/// The shell of a bounded `delayEvents`, counted under the upstream's name.
+func _boundedDelayEvents<T: Sendable, E: Sendable>(
+    _ signal: Signal<T, E>,
+    interval: Double,
+    queue: Queue,
+    buffer: SignalBuffer<E>
+) -> Signal<T, E> {
+    let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
+    return Signal { subscriber in
+        let delay = _BoundedDelay(
+            downstream: subscriber, interval: interval, queue: queue, policy: buffer, counters: counters)
+        delay.upstream.set(signal._start(_BoundedDelaySink(delay: delay)))
+        return delay
+    }._derived("delayEvents", from: signal, arguments: "\(interval), buffer: \(buffer)")
+}
