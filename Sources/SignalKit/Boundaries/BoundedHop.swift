@@ -42,6 +42,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
     private nonisolated(unsafe) var drainThread: pthread_t?
     /// The values the drain is delivering (the drain's own).
     private nonisolated(unsafe) var batch = _FIFO<T>()
+    /// `state.draining`, as the producer last set it or the drain cleared it:
+    /// a hint that spares the inline rule's `isCurrent()` per value (a
+    /// producer on the queue reads it exactly, being serial with the drain).
+    private let draining = Synchronization.Atomic<Bool>(false)
     /// Set by `dispose()` and by a `failing` overflow: the drain stops
     /// delivering values at once (read per value, without the lock).
     private let valuesStopped = Synchronization.Atomic<Bool>(false)
@@ -59,7 +63,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
     // MARK: Producer side (the upstream's thread, serial)
 
     func putNext(_ value: T) {
-        if case .queue(let queue) = executor, queue.isCurrent() {
+        // `draining` is read first: while a burst waits or drains (the steady
+        // state under load) the value is queued without asking the queue
+        // whether it is current.
+        if case .queue(let queue) = executor, !draining.load(ordering: .acquiring), queue.isCurrent() {
             // The inline rule: on the queue already, with nothing waiting,
             // the value is delivered now (as the unbounded hop does).
             mutex.lock()
@@ -72,7 +79,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
         }
         switch admit(value, consumerName: executorName, isConsumer: producerIsConsumer) {
         case .accepted(let startDrain):
-            if startDrain { scheduleDrain() }
+            if startDrain {
+                draining.store(true, ordering: .releasing)
+                scheduleDrain()
+            }
         case .handled:
             break
         case .overflowed(_, let startDrain):
@@ -137,7 +147,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
             mutex.lock()
             let step = state.take(into: &batch)
             if case .values = step { wakeBlockedProducersLocked() }
-            if case .idle = step { drainThread = nil }
+            if case .idle = step {
+                drainThread = nil
+                draining.store(false, ordering: .releasing)
+            }
             mutex.unlock()
             switch step {
             case .idle:
