@@ -8,7 +8,9 @@
 // * `first()`: the accessor to use: the first value, or a thrown
 //   `SignalAwaitError` on error, on completion without a value and on task
 //   cancellation. It always returns or throws.
-// * `values`: an `AsyncSequence` of the values.
+// * `values`: an `AsyncSequence` of the values; `values(buffer:)` bounds
+//   the values waiting for the consumer with a `SignalBuffer` policy (the
+//   buffer itself is in ValuesBuffer.swift).
 //
 // In every case the subscription is disposed once it is no longer needed:
 // after the first value, on termination, or when the task is cancelled.
@@ -84,23 +86,103 @@ extension Signal where T: Sendable, E: Sendable {
     /// The signal's values as an `AsyncSequence`.
     ///
     /// Each iteration subscribes when it first asks for a value and buffers
-    /// values the consumer has not taken yet (without limit). The iteration
-    /// ends (`nil`) when the signal completes or the task is cancelled, and
-    /// throws `SignalAwaitError.error` when the signal fails. Ending,
-    /// failing, cancelling or dropping the iterator disposes the subscription.
+    /// values the consumer has not taken yet (without limit; see
+    /// ``values(buffer:)`` to bound them). The iteration ends (`nil`) when the
+    /// signal completes or the task is cancelled, and throws
+    /// `SignalAwaitError.error` when the signal fails. Ending, failing,
+    /// cancelling or dropping the iterator disposes the subscription.
+    ///
+    /// **Cancellation:** once the task is cancelled, `next()` returns nil,
+    /// also while values wait in the buffer (they are released), and the
+    /// subscription is disposed. An iteration whose task is cancelled before
+    /// its first `next()` subscribes nothing.
     @_disfavoredOverload  // for `E == NoError`, the non-throwing `values` wins
     public var values: SignalValues<T, E> {
-        SignalValues(signal: self, policy: .unbounded)
+        SignalValues(signal: self, buffering: _ValuesBuffering(SignalBuffer.unbounded, name: ""))
     }
 
     /// The signal's values as an `AsyncSequence` whose buffer of values not
-    /// yet taken follows `bufferingPolicy` (as `AsyncStream`'s): unbounded,
-    /// or at most `n` values, dropping the newest arrival (`bufferingOldest`)
-    /// or the oldest buffered value (`bufferingNewest`) when full. A value
-    /// that arrives while the consumer waits in `next()` is always taken.
+    /// yet taken follows `buffer`.
+    ///
+    /// The rules of ``SignalBuffer`` hold, with the consuming task as the
+    /// consumer: it takes one value per `next()`, so every value not yet
+    /// returned counts towards the limit.
+    ///
+    /// * A value that arrives while the consumer waits in `next()` is always
+    ///   taken, whatever the policy (it is never dropped, and never waits for
+    ///   room).
+    /// * ``SignalBuffer/droppingOldest(beyond:)``,
+    ///   ``SignalBuffer/droppingNewest(beyond:)``, ``SignalBuffer/latest``:
+    ///   the consumer sees the values the policy keeps, in order.
+    /// * ``SignalBuffer/failing(beyond:with:)``: one value more than the limit
+    ///   ends the iteration: the values already returned stay returned, the
+    ///   waiting ones are dropped (and counted), the subscription is disposed,
+    ///   and the next `next()` throws `SignalAwaitError.error(error)`.
+    /// * ``SignalBuffer/blocking(beyond:)``: a producer that finds the buffer
+    ///   full waits (its thread blocks on a condition variable) until the
+    ///   consumer takes a value, or until the iteration ends (cancelled, or the
+    ///   iterator dropped: the value is then dropped and counted). The
+    ///   producer must have a thread of its own: a value sent into the full
+    ///   buffer from the iterating task itself (a signal that sends
+    ///   synchronously when the first `next()` subscribes it, or the loop's
+    ///   body sending to the signal's source) stops the process with a
+    ///   message naming the deadlock. Not detected: a producer that runs in
+    ///   another task or on a queue the consumer awaits (the consumer then
+    ///   waits for its own producer), and a producer that blocks one of the
+    ///   concurrency pool's few threads (prefer a thread of its own, or
+    ///   `deliverOn` a queue first).
+    /// * The error and the completion are never dropped: they arrive after
+    ///   the waiting values.
+    ///
+    /// Drops, overflows and blocked sends are counted under the signal's
+    /// name (its `description` now: name it with `named(_:)`) in
+    /// ``SignalKitDebug/bufferStatistics()``, with the values waiting in
+    /// every live iteration as the depth; an ``SignalBuffer/unbounded``
+    /// buffer counts nothing.
+    ///
+    /// **Threading:** values are taken on the signal's thread (which blocks
+    /// only under `blocking`); `next()` returns them on the consuming task.
+    ///
+    /// **Termination and cancellation:** as ``values``: the iteration ends
+    /// (`nil`) after the values when the signal completes, throws
+    /// `SignalAwaitError.error` when it fails (or a `failing` buffer
+    /// overflows), and returns nil once the task is cancelled.
+    ///
+    /// **Disposal:** ending, failing, cancelling or dropping the iterator
+    /// disposes the subscription and releases the waiting values at once.
+    ///
+    /// ```swift
+    /// func follow(_ quotes: Signal<Double, FetchError>) async throws(SignalAwaitError<FetchError>) {
+    ///     for try await price in quotes.values(buffer: .droppingOldest(beyond: 100)) {
+    ///         print(price)
+    ///     }
+    /// }
+    /// ```
+    @_disfavoredOverload  // for `E == NoError`, the non-throwing form wins
+    public func values(buffer: SignalBuffer<E>) -> SignalValues<T, E> {
+        SignalValues(signal: self, buffering: _ValuesBuffering(buffer, name: description))
+    }
+
+    /// The signal's values as an `AsyncSequence` whose buffer of values not
+    /// yet taken follows `bufferingPolicy`: the spelling of `AsyncStream`'s
+    /// buffering policy for ``values(buffer:)``.
+    ///
+    /// * ``SignalBufferingPolicy/unbounded`` is `values(buffer: .unbounded)`;
+    /// * ``SignalBufferingPolicy/bufferingNewest(_:)`` with `n >= 1` is
+    ///   `values(buffer: .droppingOldest(beyond: n))`: at most `n` values
+    ///   wait, the oldest making room for a new one;
+    /// * ``SignalBufferingPolicy/bufferingOldest(_:)`` with `n >= 1` is
+    ///   `values(buffer: .droppingNewest(beyond: n))`: at most `n` values
+    ///   wait, a value arriving when full is dropped.
+    ///
+    /// `n` may be 0 (or less): then only a value that arrives while the
+    /// consumer waits in `next()` is kept, and until the consumer takes it a
+    /// newer value replaces it (`bufferingNewest`) or is dropped
+    /// (`bufferingOldest`). A value that arrives while the consumer waits is
+    /// always taken. Drops are counted as ``values(buffer:)``'s are.
     @_disfavoredOverload
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
-        SignalValues(signal: self, policy: bufferingPolicy)
+        SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description))
     }
 
     /// Subscribes and waits for the first event (or cancellation).
@@ -200,21 +282,36 @@ struct _AwaitFirstSink<T: Sendable, E: Sendable>: _InlineSink, ~Copyable {
 extension Signal where T: Sendable, E == NoError {
     /// The signal's values as a non-throwing `AsyncSequence`: a signal that
     /// cannot fail needs no `try`. The iteration ends (`nil`) when the signal
-    /// completes or the task is cancelled; ending, cancelling or dropping
-    /// the iterator disposes the subscription. Values the consumer has not
-    /// taken yet are buffered without limit.
+    /// completes or the task is cancelled (also while values wait: they are
+    /// released); ending, cancelling or dropping the iterator disposes the
+    /// subscription. Values the consumer has not taken yet are buffered
+    /// without limit (see ``values(buffer:)``).
     ///
     /// ```swift
     /// for await tick in ticks.values { print(tick) }
     /// ```
     public var values: SignalNonFailingValues<T> {
-        SignalNonFailingValues(values: SignalValues(signal: self, policy: .unbounded))
+        SignalNonFailingValues(values: SignalValues(signal: self, buffering: _ValuesBuffering(SignalBuffer.unbounded, name: "")))
     }
 
-    /// `values` with the given buffering policy (see
-    /// ``SignalBufferingPolicy``).
+    /// `values` with its buffer of values not yet taken following `buffer`,
+    /// as the throwing form's ``values(buffer:)`` (a `NoError` signal cannot
+    /// choose ``SignalBuffer/failing(beyond:with:)``: there is no error to
+    /// give it).
+    ///
+    /// ```swift
+    /// for await tick in ticks.values(buffer: .latest) { print(tick) }
+    /// ```
+    public func values(buffer: SignalBuffer<NoError>) -> SignalNonFailingValues<T> {
+        SignalNonFailingValues(values: SignalValues(signal: self, buffering: _ValuesBuffering(buffer, name: description)))
+    }
+
+    /// `values` with the given `AsyncStream`-style buffering policy (see
+    /// ``SignalBufferingPolicy`` and the throwing form's
+    /// ``values(bufferingPolicy:)``).
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalNonFailingValues<T> {
-        SignalNonFailingValues(values: SignalValues(signal: self, policy: bufferingPolicy))
+        SignalNonFailingValues(
+            values: SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description)))
     }
 }
 
@@ -256,14 +353,16 @@ public struct SignalNonFailingValues<T: Sendable>: AsyncSequence, Sendable {
 }
 
 /// How many values an iteration of `Signal.values(bufferingPolicy:)` keeps
-/// while its consumer is busy (as `AsyncStream`'s buffering policy).
+/// while its consumer is busy, in `AsyncStream`'s words; the same buffers as
+/// ``SignalBuffer``'s (`values(buffer:)`), which every other boundary takes.
 public enum SignalBufferingPolicy: Sendable, Hashable {
-    /// Keeps every value.
+    /// Keeps every value: ``SignalBuffer/unbounded``.
     case unbounded
-    /// Keeps at most `n` values; a value arriving when full is dropped.
+    /// Keeps at most `n` values; a value arriving when full is dropped:
+    /// ``SignalBuffer/droppingNewest(beyond:)`` for `n >= 1`.
     case bufferingOldest(Int)
     /// Keeps at most `n` values; when full, the oldest kept value is dropped
-    /// to make room.
+    /// to make room: ``SignalBuffer/droppingOldest(beyond:)`` for `n >= 1`.
     case bufferingNewest(Int)
 }
 
@@ -273,10 +372,10 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = SignalAwaitError<E>
 
     let signal: Signal<T, E>
-    let policy: SignalBufferingPolicy
+    let buffering: _ValuesBuffering<E>
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(signal: signal, policy: policy)
+        Iterator(signal: signal, buffering: buffering)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -284,201 +383,27 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
         public typealias Failure = SignalAwaitError<E>
 
         private let signal: Signal<T, E>
-        private let policy: SignalBufferingPolicy
-        private var buffer: _AsyncValueBuffer<T, E>?
+        private let buffering: _ValuesBuffering<E>
+        private var iteration: _ValuesIteration<T, E>?
 
-        init(signal: Signal<T, E>, policy: SignalBufferingPolicy) {
+        init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
             self.signal = signal
-            self.policy = policy
+            self.buffering = buffering
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(SignalAwaitError<E>) -> T? {
-            let buffer: _AsyncValueBuffer<T, E>
-            if let existing = self.buffer {
-                buffer = existing
+            let iteration: _ValuesIteration<T, E>
+            if let existing = self.iteration {
+                iteration = existing
             } else {
-                buffer = _AsyncValueBuffer(signal: signal, policy: policy)
-                self.buffer = buffer
+                iteration = _ValuesIteration(signal: signal, buffering: buffering)
+                self.iteration = iteration
             }
-            return try await buffer.next()
+            return try await iteration.buffer.next()
         }
 
         public mutating func next() async throws(SignalAwaitError<E>) -> T? {
             try await next(isolation: nil)
         }
     }
-}
-
-/// The subscription behind one `SignalValues` iteration.
-final class _AsyncValueBuffer<T: Sendable, E: Sendable>: @unchecked Sendable {
-    // `@unchecked Sendable`: the mutable fields are in `state`, guarded by
-    // `_LockedState`; the rest is immutable or thread-safe.
-    fileprivate enum Terminal {
-        case completed
-        case failed(E)
-        case cancelled
-    }
-
-    private struct State {
-        /// Values not yet returned by `next()` from `pendingStart` on; the
-        /// slots before it are nil (their values were moved out).
-        var pending: [T?] = []
-        var pendingStart = 0
-        var terminal: Terminal?
-        var terminalDelivered = false
-        var waiter: CheckedContinuation<Void, Never>?
-        var started = false
-
-        var hasPending: Bool { pendingStart < pending.count }
-
-        /// Takes the waiting consumer, to resume after unlocking.
-        mutating func wake() -> CheckedContinuation<Void, Never>? {
-            waiter.take()
-        }
-
-        /// Moves the oldest pending value out (none is left behind in the
-        /// array: emptying it releases nothing).
-        mutating func popFirst() -> T? {
-            let value = pending[pendingStart].take()
-            pendingStart += 1
-            if pendingStart == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                pendingStart = 0
-            }
-            return value
-        }
-    }
-
-    /// What `next()` does after unlocking.
-    private enum Step {
-        case start
-        case value(T)
-        case terminal(Terminal, first: Bool)
-        case wait
-    }
-
-    private let state = _LockedState(State())
-    private let handle = MetaDisposable()
-    private let signal: Signal<T, E>
-    private let policy: SignalBufferingPolicy
-
-    init(signal: Signal<T, E>, policy: SignalBufferingPolicy) {
-        self.signal = signal
-        self.policy = policy
-    }
-
-    deinit {
-        handle.dispose()
-    }
-
-    func next() async throws(SignalAwaitError<E>) -> T? {
-        while true {
-            let step = state.withLock { state -> Step in
-                if !state.started {
-                    state.started = true
-                    return .start
-                }
-                if state.hasPending {
-                    // Moved out: the buffer keeps no reference to a value it
-                    // returned.
-                    return .value(state.popFirst()!)
-                }
-                if let terminal = state.terminal {
-                    defer { state.terminalDelivered = true }
-                    return .terminal(terminal, first: !state.terminalDelivered)
-                }
-                return .wait
-            }
-            switch step {
-            case .start:
-                // A pinned sink: the buffer lives as long as the iterator.
-                handle.set(signal._start(_WeakSink(self)))
-                continue
-            case .value(let value):
-                return value
-            case .terminal(.failed(let error), first: true):
-                throw .error(error)
-            case .terminal:
-                return nil
-            case .wait:
-                break
-            }
-            if Task.isCancelled {
-                finish(.cancelled)
-                continue
-            }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let ready = state.withLock { state -> Bool in
-                        if state.hasPending || state.terminal != nil { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
-                }
-            } onCancel: {
-                self.finish(.cancelled)
-            }
-        }
-    }
-
-    fileprivate func receive(_ value: T) {
-        var dropped: T?
-        let policy = self.policy
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.terminal == nil else { return nil }
-            let buffered = state.pending.count - state.pendingStart
-            switch policy {
-            case .unbounded:
-                state.pending.append(value)
-            case .bufferingOldest(let limit):
-                // A waiting consumer always gets the value.
-                if buffered < max(limit, state.waiter == nil ? 0 : 1) {
-                    state.pending.append(value)
-                } else {
-                    dropped = value
-                }
-            case .bufferingNewest(let limit):
-                state.pending.append(value)
-                if buffered + 1 > max(limit, state.waiter == nil ? 0 : 1) {
-                    dropped = state.popFirst()
-                }
-            }
-            return state.wake()
-        }
-        // Released here, outside the lock: a deinit may send to the signal.
-        withExtendedLifetime(dropped) {}
-        waiter?.resume()
-    }
-
-    fileprivate func finish(_ outcome: Terminal) {
-        var dropped: [T?] = []
-        let (first, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-            guard state.terminal == nil else { return (false, nil) }
-            state.terminal = outcome
-            if case .cancelled = outcome {
-                swap(&dropped, &state.pending)
-                state.pendingStart = 0
-            }
-            return (true, state.wake())
-        }
-        guard first else { return }
-        dropped = []  // released outside the lock: a deinit may send to the signal
-        waiter?.resume()
-        handle.dispose()
-    }
-}
-
-/// Forwards to the buffer without keeping it alive.
-private struct _WeakSink<T: Sendable, E: Sendable>: _InlineSink {
-    /// Read only (atomically, as every weak reference).
-    weak var buffer: _AsyncValueBuffer<T, E>?
-
-    init(_ buffer: _AsyncValueBuffer<T, E>) {
-        self.buffer = buffer
-    }
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { buffer?.receive(value) }
-    func putError(_ error: E) { buffer?.finish(.failed(error)) }
-    func putCompletion() { buffer?.finish(.completed) }
 }

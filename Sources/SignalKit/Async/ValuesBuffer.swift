@@ -1,0 +1,315 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+// The buffer behind one iteration of `Signal.values`: the values the
+// consuming task has not taken yet, kept by a `SignalBuffer` policy in a
+// `_BoundaryState` under a mutex (with a condition variable for a blocked
+// producer), the consumer's continuation while it waits in `next()`, and the
+// subscription.
+//
+// The consumer takes one value per `next()` (not a batch): every value not
+// yet returned counts towards the limit. A value that arrives while the
+// consumer waits in `next()` is always taken. Once the task is cancelled,
+// `next()` returns nil, whatever waits.
+
+/// How one `values` sequence buffers: its policy and the counters of its
+/// name (none for an unbounded buffer).
+struct _ValuesBuffering<E: Sendable>: Sendable {
+    let policy: SignalBuffer<E>
+    /// `values(bufferingPolicy:)` with a limit of 0 (or less): a value is kept
+    /// only if it arrives while the consumer waits, or, when one such value
+    /// waits, by the policy's rule with a limit of 1.
+    let keepsOnlyForAWaitingConsumer: Bool
+    let counters: _BufferCounters?
+
+    private init(
+        _ policy: SignalBuffer<E>,
+        keepsOnlyForAWaitingConsumer: Bool,
+        description: String,
+        name: () -> String
+    ) {
+        self.policy = policy
+        self.keepsOnlyForAWaitingConsumer = keepsOnlyForAWaitingConsumer
+        counters = policy.isUnbounded ? nil : _BufferRegistry.shared.counters(name: name(), policy: description)
+    }
+
+    /// `values(buffer:)`; `name` is the signal's description (read only for
+    /// a bounded buffer).
+    init(_ policy: SignalBuffer<E>, name: @autoclosure () -> String) {
+        self.init(policy, keepsOnlyForAWaitingConsumer: false, description: policy.description, name: name)
+    }
+
+    /// `values(bufferingPolicy:)`, in `SignalBuffer`'s terms.
+    init(_ policy: SignalBufferingPolicy, name: @autoclosure () -> String) {
+        switch policy {
+        case .unbounded:
+            self.init(SignalBuffer<E>.unbounded, name: name())
+        case .bufferingOldest(let limit) where limit >= 1:
+            self.init(.droppingNewest(beyond: limit), name: name())
+        case .bufferingNewest(let limit) where limit >= 1:
+            self.init(.droppingOldest(beyond: limit), name: name())
+        case .bufferingOldest:
+            self.init(
+                .droppingNewest(beyond: 1), keepsOnlyForAWaitingConsumer: true,
+                description: "droppingNewest(beyond: 0)", name: name)
+        case .bufferingNewest:
+            self.init(
+                .droppingOldest(beyond: 1), keepsOnlyForAWaitingConsumer: true,
+                description: "droppingOldest(beyond: 0)", name: name)
+        }
+    }
+}
+
+/// The identity of the task running the caller, if any (its hash: an
+/// `UnsafeCurrentTask` must not be kept).
+func _currentTaskIdentity() -> Int? {
+    withUnsafeCurrentTask { $0?.hashValue }
+}
+
+/// The iterator's hold on its buffer. Its `deinit` (the iterator dropped)
+/// ends the iteration even while a producer holds the buffer (a producer
+/// blocked in a full `blocking` buffer does, until it is released).
+final class _ValuesIteration<T: Sendable, E: Sendable>: Sendable {
+    let buffer: _AsyncValueBuffer<T, E>
+
+    init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
+        buffer = _AsyncValueBuffer(signal: signal, buffering: buffering)
+    }
+
+    deinit {
+        buffer.end()
+    }
+}
+
+/// The subscription behind one `SignalValues` iteration.
+final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sendable {
+    /// What `next()` does after unlocking.
+    private enum Step {
+        case start
+        case value(T)
+        case terminal(_BoundaryTerminal<E>)
+        case ended
+        case wait
+    }
+
+    private let signal: Signal<T, E>
+    private let policy: SignalBuffer<E>
+    private let keepsOnlyForAWaitingConsumer: Bool
+    private let counters: _BufferCounters?
+    private let handle = MetaDisposable()
+
+    private let mutex = _Mutex()
+    /// Where a `blocking` producer waits for room (nil for other policies).
+    private let condition: _Condition?
+    // Guarded by `mutex`: the buffer; the consumer's continuation while it
+    // waits in `next()`; whether the subscription was started; whether
+    // `next()` returns nil from now on (terminal event returned, task
+    // cancelled, iterator dropped); the consuming task, to tell a producer
+    // that is the consumer itself.
+    private nonisolated(unsafe) var state = _BoundaryState<T, E>()
+    private nonisolated(unsafe) var waiter: CheckedContinuation<Void, Never>?
+    private nonisolated(unsafe) var started = false
+    private nonisolated(unsafe) var ended = false
+    private nonisolated(unsafe) var consumerTask: Int?
+
+    init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
+        self.signal = signal
+        policy = buffering.policy
+        keepsOnlyForAWaitingConsumer = buffering.keepsOnlyForAWaitingConsumer
+        counters = buffering.counters
+        if case .block = buffering.policy.kind {
+            condition = _Condition()
+        } else {
+            condition = nil
+        }
+        counters?.register(self)
+    }
+
+    deinit {
+        handle.dispose()
+        counters?.unregister(ObjectIdentifier(self))
+        condition?.destroy()
+        mutex.destroy()
+    }
+
+    var waitingCount: Int {
+        mutex.withLock { state.waiting.count }
+    }
+
+    // MARK: Consumer side (the iterating task)
+
+    func next() async throws(SignalAwaitError<E>) -> T? {
+        let task = _currentTaskIdentity()
+        while true {
+            // Checked before a waiting value is returned: a cancelled
+            // iteration ends even while values keep arriving.
+            if Task.isCancelled {
+                end()
+                return nil
+            }
+            mutex.lock()
+            consumerTask = task
+            let step: Step
+            if ended {
+                step = .ended
+            } else if !started {
+                started = true
+                step = .start
+            } else if let value = state.waiting.popFirst() {
+                // Moved out: the buffer keeps no reference to a value it
+                // returned.
+                if state.blockedProducers > 0 { condition?.broadcast() }
+                step = .value(value)
+            } else if let terminal = state.terminal {
+                state.terminal = nil
+                ended = true
+                step = .terminal(terminal)
+            } else {
+                step = .wait
+            }
+            mutex.unlock()
+            switch step {
+            case .start:
+                // A pinned sink: the buffer lives as long as the iterator.
+                handle.set(signal._start(_ValuesSink(self)))
+            case .value(let value):
+                return value
+            case .terminal(let event):
+                counters?.unregister(ObjectIdentifier(self))
+                if case .failed(let error) = event { throw .error(error) }
+                return nil
+            case .ended:
+                return nil
+            case .wait:
+                await waitForEvent()
+            }
+        }
+    }
+
+    /// Suspends until a value or the terminal event waits, or the iteration
+    /// ends (the task cancelled).
+    private func waitForEvent() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                mutex.lock()
+                if ended || !state.waiting.isEmpty || state.terminal != nil {
+                    mutex.unlock()
+                    continuation.resume()
+                    return
+                }
+                waiter = continuation
+                mutex.unlock()
+            }
+        } onCancel: {
+            self.end()
+        }
+    }
+
+    /// Ends the iteration (the task was cancelled or the iterator dropped):
+    /// `next()` returns nil from now on, the waiting values are released, a
+    /// blocked producer is released (its value dropped), and the
+    /// subscription is disposed.
+    func end() {
+        mutex.lock()
+        ended = true
+        guard !state.disposed else {
+            mutex.unlock()
+            return
+        }
+        let dropped = state.dispose()
+        if state.blockedProducers > 0 { condition?.broadcast() }
+        let waiter = self.waiter.take()
+        mutex.unlock()
+        // Released here, outside the lock: a deinit may send to the signal.
+        withExtendedLifetime(dropped) {}
+        waiter?.resume()
+        counters?.unregister(ObjectIdentifier(self))
+        handle.dispose()
+    }
+
+    // MARK: Producer side (the signal's thread, serial)
+
+    fileprivate func receive(_ value: T) {
+        var pending = value
+        while true {
+            mutex.lock()
+            let consumerWaiting = waiter != nil
+            if keepsOnlyForAWaitingConsumer && !consumerWaiting && state.waiting.isEmpty && !state.stopped {
+                mutex.unlock()
+                counters?.recordDrops(1)
+                return
+            }
+            switch state.offer(pending, policy: policy, consumerWaiting: consumerWaiting) {
+            case .accepted:
+                let depth = state.waiting.count
+                let newMaximum = depth == state.maximumDepth && depth > 1
+                let waiter = self.waiter.take()
+                mutex.unlock()
+                if newMaximum { counters?.recordDepth(depth) }
+                waiter?.resume()
+                return
+            case .dropped(let dropped):
+                mutex.unlock()
+                counters?.recordDrops(1)
+                withExtendedLifetime(dropped) {}
+                return
+            case .overflowed(let dropped, let arriving, _):
+                // The error waits as the terminal event, for the next `next()`.
+                let waiter = self.waiter.take()
+                mutex.unlock()
+                counters?.recordOverflow()
+                counters?.recordDrops(dropped.count + 1)
+                withExtendedLifetime((dropped, arriving)) {}
+                waiter?.resume()
+                handle.dispose()
+                return
+            case .full(let value):
+                if let consumerTask, _currentTaskIdentity() == consumerTask {
+                    mutex.unlock()
+                    preconditionFailure(
+                        "SignalBuffer.blocking: a value was sent into the full buffer of a `values` iteration from the "
+                            + "task that iterates it (while its first next() subscribed, or from the loop's body); waiting "
+                            + "for room would deadlock (the consumer cannot take a value while its producer waits). Send "
+                            + "from another thread, or choose a dropping or failing policy for this iteration"
+                    )
+                }
+                state.blockedProducers += 1
+                counters?.recordBlockedSend()
+                condition!.wait(mutex)
+                state.blockedProducers -= 1
+                let disposed = state.disposed
+                mutex.unlock()
+                if disposed {
+                    counters?.recordDrops(1)
+                    return
+                }
+                pending = value
+            case .refused:
+                mutex.unlock()
+                return
+            }
+        }
+    }
+
+    fileprivate func receiveTerminal(_ event: _BoundaryTerminal<E>) {
+        mutex.lock()
+        let queued = state.offerTerminal(event) != nil
+        let waiter = queued ? self.waiter.take() : nil
+        mutex.unlock()
+        waiter?.resume()
+        if queued { handle.dispose() }
+    }
+}
+
+/// Forwards to the buffer without keeping it alive.
+private struct _ValuesSink<T: Sendable, E: Sendable>: _InlineSink {
+    /// Read only (atomically, as every weak reference).
+    weak var buffer: _AsyncValueBuffer<T, E>?
+
+    init(_ buffer: _AsyncValueBuffer<T, E>) {
+        self.buffer = buffer
+    }
+
+    func putNext(_ value: T, from _: _SubscriptionBase) { buffer?.receive(value) }
+    func putError(_ error: E) { buffer?.receiveTerminal(.failed(error)) }
+    func putCompletion() { buffer?.receiveTerminal(.completed) }
+}
