@@ -61,6 +61,81 @@ extension Signal where T: Sendable, E: Sendable {
         )
         return delivery
     }
+
+    /// Subscribes with callbacks isolated to `isolation`, as
+    /// ``start(isolation:next:error:completed:)``, with the values waiting
+    /// for the actor kept by `buffer`.
+    ///
+    /// The rules of ``SignalBuffer`` hold, with the actor as the consumer. A
+    /// drain job takes every waiting value at once and delivers them on the
+    /// actor, so up to `limit` values wait while the batch taken before is
+    /// being delivered; after 16 batches the job ends and a new one is
+    /// enqueued, so that other work on the actor runs between them.
+    ///
+    /// * ``SignalBuffer/droppingOldest(beyond:)``,
+    ///   ``SignalBuffer/droppingNewest(beyond:)``, ``SignalBuffer/latest``:
+    ///   the callbacks see the values the policy keeps, in order.
+    /// * ``SignalBuffer/failing(beyond:with:)``: one value more than the limit
+    ///   ends the subscription: upstream is disposed, the waiting values (and
+    ///   the rest of a batch being delivered) are dropped and counted, and the
+    ///   `error` callback receives `error` on the actor, after the value being
+    ///   delivered.
+    /// * ``SignalBuffer/blocking(beyond:)``: a producer that finds the buffer
+    ///   full waits (its thread blocks on a condition variable) until the
+    ///   drain takes the waiting values, or until the subscription is
+    ///   disposed (the value is then dropped and counted). The producer must
+    ///   not be the actor: a value sent into the full buffer by the drain
+    ///   itself (a callback sending to the signal's source) or during this
+    ///   `start` (a signal that sends synchronously when subscribed) stops
+    ///   the process with a message naming the deadlock. Not detected, and a
+    ///   deadlock all the same: a producer running in another job of the same
+    ///   actor (an actor method, another subscription's callback, or code on
+    ///   the main thread for the main actor), which holds the actor so that
+    ///   the drain never runs. A producer that blocks one of the concurrency
+    ///   pool's few threads slows every task: give the producer a thread of
+    ///   its own.
+    /// * The error and the completion are never dropped: they are delivered
+    ///   after the waiting values.
+    ///
+    /// Drops, overflows and blocked sends are counted under the signal's
+    /// name (its `description` now: name it with `named(_:)`) in
+    /// ``SignalKitDebug/bufferStatistics()``. ``SignalBuffer/unbounded`` is
+    /// ``start(isolation:next:error:completed:)`` itself (one actor job per
+    /// burst, nothing counted).
+    ///
+    /// - Threading, Termination, Memory: as
+    ///   ``start(isolation:next:error:completed:)``.
+    /// - Disposal: as ``start(isolation:next:error:completed:)``; the
+    ///   waiting values are released at once and a blocked producer returns.
+    ///
+    /// ```swift
+    /// @MainActor final class Ticker {
+    ///     var last = 0
+    ///     var handle: (any Disposable)?
+    ///
+    ///     func attach(_ ticks: Signal<Int, NoError>) {
+    ///         handle = ticks.start(isolation: MainActor.shared, buffer: .latest, next: { tick in
+    ///             self.last = tick   // only the newest tick waits for the main actor
+    ///         })
+    ///     }
+    /// }
+    /// ```
+    public func start(
+        isolation: isolated any Actor,
+        buffer: SignalBuffer<E>,
+        next: ((T) -> Void)? = nil,
+        error: ((E) -> Void)? = nil,
+        completed: (() -> Void)? = nil
+    ) -> any Disposable {
+        if buffer.isUnbounded {
+            return start(isolation: isolation, next: next, error: error, completed: completed)
+        }
+        let counters = _BufferRegistry.shared.counters(name: description, policy: buffer.description)
+        let delivery = _BoundedActorDelivery<T, E>(
+            actor: isolation, policy: buffer, counters: counters, next: next, error: error, completed: completed)
+        delivery.subscribing { self._start(_BoundedActorSink(delivery: delivery)) }
+        return delivery
+    }
 }
 
 /// The state of one `start(isolation:…)` subscription: the events on their

@@ -1,0 +1,246 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+// The bounded actor delivery: `start(isolation:buffer:…)` with a bounded
+// policy. One subscription's values wait in a `_BoundaryBuffer` (the producer
+// side every bounded boundary shares); the first value of a burst enqueues
+// one drain job on the actor, which takes every waiting value at once
+// (swapping its emptied batch for the producer's buffer) and delivers them,
+// then the next batch, until nothing waits, then the terminal event. The
+// unbounded default is `_ActorDelivery` (Signal+Isolation.swift); this file
+// is only for the bounded policies.
+
+/// One subscription through a bounded `start(isolation:buffer:…)`.
+///
+/// Memory and callbacks as `_ActorDelivery`: the actor is held weakly (a
+/// pending drain job holds it until it has run); the callbacks are released
+/// after the terminal event (on the actor) or by `dispose()` (on the actor if
+/// a drain job is pending, else on the disposing thread, when no drain can
+/// run any more); an event arriving once the actor is gone disposes the
+/// subscription.
+///
+/// `@unchecked Sendable`: `state` and `consumerThread` are guarded by
+/// `mutex`; `batch` is touched only by the one drain job that runs at a time
+/// (the `draining` flag, set and cleared under the mutex, admits one); the
+/// callbacks only by that job, or by `dispose()` when none is pending and
+/// none can start (decided under the mutex); the rest is immutable or
+/// atomic.
+final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Disposable, @unchecked Sendable {
+    private weak let actor: (any Actor)?
+    /// The upstream subscription's handle.
+    let upstream = MetaDisposable()
+
+    /// The thread that must empty the buffer while it runs (`blocking` only):
+    /// the drain job's, or the one subscribing in `start` (on the actor). A
+    /// blocking producer on it would wait for itself.
+    private nonisolated(unsafe) var consumerThread: pthread_t?
+    /// The values the drain job is delivering (the job's own).
+    private nonisolated(unsafe) var batch = _FIFO<T>()
+    /// Set by `dispose()` and by a `failing` overflow: the drain stops
+    /// delivering values at once (read per value, without the lock).
+    private let valuesStopped = Synchronization.Atomic<Bool>(false)
+    // The callbacks were formed in `actor`'s isolation (see the class comment
+    // for who calls and releases them).
+    private nonisolated(unsafe) var next: ((T) -> Void)?
+    private nonisolated(unsafe) var error: ((E) -> Void)?
+    private nonisolated(unsafe) var completed: (() -> Void)?
+
+    /// Batches one drain job delivers before it ends and enqueues its
+    /// continuation behind the actor's other work.
+    private static var batchesPerDrain: Int { 16 }
+
+    init(
+        actor: any Actor,
+        policy: SignalBuffer<E>,
+        counters: _BufferCounters,
+        next: ((T) -> Void)?,
+        error: ((E) -> Void)?,
+        completed: (() -> Void)?
+    ) {
+        self.actor = actor
+        self.next = next
+        self.error = error
+        self.completed = completed
+        super.init(policy: policy, counters: counters)
+    }
+
+    private var isBlocking: Bool {
+        if case .block = policy.kind { return true }
+        return false
+    }
+
+    /// Runs `subscribe` (on the actor, in `start`) and keeps its handle; a
+    /// `blocking` producer sending synchronously meanwhile is on the actor.
+    func subscribing(_ subscribe: () -> any Disposable) {
+        guard isBlocking else {
+            upstream.set(subscribe())
+            return
+        }
+        mutex.withLock { consumerThread = pthread_self() }
+        let handle = subscribe()
+        mutex.withLock { consumerThread = nil }
+        upstream.set(handle)
+    }
+
+    // MARK: Producer side (the signal's thread, serial)
+
+    func putNext(_ value: T) {
+        switch admit(value, consumerName: Self.consumerName, isConsumer: producerIsConsumer) {
+        case .accepted(let startDrain):
+            if startDrain { scheduleDrain() }
+        case .handled:
+            break
+        case .overflowed(_, let startDrain):
+            // The error waits in the state as the terminal event.
+            valuesStopped.store(true, ordering: .releasing)
+            if startDrain { scheduleDrain() }
+            upstream.dispose()
+        }
+    }
+
+    func putTerminal(_ event: _BoundaryTerminal<E>) {
+        let startDrain = mutex.withLock { state.offerTerminal(event) }
+        if startDrain == true { scheduleDrain() }
+    }
+
+    private static var consumerName: String {
+        "actor (a callback its drain job is running, or start(isolation:buffer:) subscribing on it)"
+    }
+
+    /// Whether the calling thread is the one that must empty the buffer.
+    /// Called with the mutex held.
+    private func producerIsConsumer() -> Bool {
+        if let consumerThread, pthread_equal(consumerThread, pthread_self()) != 0 { return true }
+        return false
+    }
+
+    // MARK: Consumer side (a drain job on the actor, one at a time)
+
+    /// Enqueues a drain job on the actor; if the actor is gone, disposes the
+    /// subscription instead.
+    private func scheduleDrain() {
+        // The weak reference is read once per burst, not per value.
+        guard let actor else {
+            // Nobody is left to deliver to: no drain job will run, so
+            // `dispose()` releases the callbacks itself.
+            mutex.withLock { state.draining = false }
+            dispose()
+            return
+        }
+        Task { await self.drain(on: actor) }
+    }
+
+    private func drain(on actor: isolated any Actor) {
+        let tracksThread = isBlocking
+        if tracksThread { mutex.withLock { consumerThread = pthread_self() } }
+        for _ in 0..<Self.batchesPerDrain {
+            mutex.lock()
+            let step = state.take(into: &batch)
+            var delivering = false
+            if case .values = step {
+                wakeBlockedProducersLocked()
+                delivering = true
+            }
+            if tracksThread && !delivering { consumerThread = nil }
+            // Disposed while this job was pending or running: the job
+            // releases the callbacks (`dispose()` left them to it).
+            let disposed = state.disposed
+            mutex.unlock()
+            switch step {
+            case .idle:
+                if disposed { releaseCallbacks() }
+                return
+            case .terminal(let event):
+                counters.unregister(ObjectIdentifier(self))
+                deliver(event)
+                return
+            case .values:
+                deliverBatch()
+            }
+        }
+        // More may wait: end this job and go on in a new one, behind the
+        // actor's other work (the drain stays scheduled). The task inherits
+        // the actor's isolation (it captures `actor`).
+        if tracksThread { mutex.withLock { consumerThread = nil } }
+        Task { self.drain(on: actor) }
+    }
+
+    /// Delivers the batch in order; stops (dropping the rest) once the
+    /// subscription is disposed or overflowed.
+    private func deliverBatch() {
+        while let value = batch.popFirst() {
+            if valuesStopped.load(ordering: .acquiring) {
+                let disposed = mutex.withLock { state.disposed }
+                // An overflow drops them (counted); a disposal discards them.
+                if !disposed { counters.recordDrops(batch.count + 1) }
+                withExtendedLifetime(value) {}
+                while batch.popFirst() != nil {}
+                return
+            }
+            next?(value)
+        }
+    }
+
+    /// Delivers the terminal event, the callbacks released first.
+    private func deliver(_ event: _BoundaryTerminal<E>) {
+        switch event {
+        case .completed:
+            let callback = completed
+            releaseCallbacks()
+            callback?()
+        case .failed(let failure):
+            let callback = error
+            releaseCallbacks()
+            callback?(failure)
+        }
+    }
+
+    /// Drops the callbacks.
+    private func releaseCallbacks() {
+        next = nil
+        error = nil
+        completed = nil
+    }
+
+    // MARK: Disposal
+
+    func dispose() {
+        valuesStopped.store(true, ordering: .releasing)
+        // `disposeBuffer()`'s work, with the decision who releases the
+        // callbacks taken in the same critical section: with no drain job
+        // pending none can start any more (`stopped`), so nothing else
+        // touches them; the first disposal releases them.
+        mutex.lock()
+        let first = !state.disposed
+        let dropped = state.dispose()
+        wakeBlockedProducersLocked()
+        let releaseHere = first && !state.draining
+        mutex.unlock()
+        // Released here, outside the lock: a deinit may send to the signal.
+        withExtendedLifetime(dropped) {}
+        counters.unregister(ObjectIdentifier(self))
+        if releaseHere { releaseCallbacks() }
+        upstream.dispose()
+    }
+}
+
+/// The sink of a bounded `start(isolation:buffer:…)`: hands every event to
+/// the delivery.
+struct _BoundedActorSink<T: Sendable, E: Sendable>: _InlineSink {
+    typealias Input = T
+    typealias Failure = E
+
+    let delivery: _BoundedActorDelivery<T, E>
+
+    func putNext(_ value: T, from _: _SubscriptionBase) { delivery.putNext(value) }
+    func putError(_ error: E) { delivery.putTerminal(.failed(error)) }
+    func putCompletion() { delivery.putTerminal(.completed) }
+}
