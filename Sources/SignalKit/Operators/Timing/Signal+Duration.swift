@@ -13,6 +13,23 @@ public func delay<T, E>(_ timeout: Duration, queue: Queue) -> (Signal<T, E>) -> 
     delay(timeout.seconds, queue: queue)
 }
 
+/// `delay(_:queue:)` with a `Duration`, labelled `for:` as
+/// ``throttle(for:queue:latest:)`` and ``debounce(for:queue:)`` are:
+/// subscribes upstream on `queue` once `timeout` has passed.
+///
+/// SwiftSignalKit's `delay`, which delays the *subscription* (and so every
+/// event, errors included). Not Combine's `delay(for:scheduler:)`, which
+/// delays each event: that is ``delayEvents(for:queue:)``.
+///
+/// ```swift
+/// let later = Signal<Int, NoError>.single(1) |> delay(for: .milliseconds(250), queue: Queue.mainQueue())
+/// ```
+///
+/// - Threading, Termination, Disposal: as `delay(_:queue:)`.
+public func delay<T, E>(for timeout: Duration, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    delay(timeout.seconds, queue: queue)
+}
+
 /// `suspendAwareDelay(_:granularity:queue:)` with `Duration`s.
 public func suspendAwareDelay<T, E>(
     _ timeout: Duration,
@@ -38,6 +55,24 @@ public func failAfterTimeout<T, E: Sendable>(_ timeout: Duration, queue: Queue, 
 
 /// `delayEvents(_:queue:)` with a `Duration`.
 public func delayEvents<T: Sendable, E: Sendable>(_ interval: Duration, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
+    delayEvents(interval.seconds, queue: queue)
+}
+
+/// `delayEvents(_:queue:)` with a `Duration`, labelled `for:` as
+/// ``throttle(for:queue:latest:)`` and ``debounce(for:queue:)`` are: every
+/// value and the completion arrive on `queue` `interval` after upstream sent
+/// them; an error is forwarded at once (ReactiveCocoa's `delay:`).
+///
+/// The nearest to Combine's `delay(for:scheduler:)`, which delays the
+/// failure too. See ``delayEvents(for:queue:buffer:)`` to bound the values
+/// waiting for their time.
+///
+/// ```swift
+/// let echoed = Signal<Int, NoError>.single(1) |> delayEvents(for: .milliseconds(250), queue: Queue.mainQueue())
+/// ```
+///
+/// - Threading, Termination, Disposal: as `delayEvents(_:queue:)`.
+public func delayEvents<T: Sendable, E: Sendable>(for interval: Duration, queue: Queue) -> (Signal<T, E>) -> Signal<T, E> {
     delayEvents(interval.seconds, queue: queue)
 }
 

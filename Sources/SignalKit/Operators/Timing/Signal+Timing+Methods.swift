@@ -11,6 +11,12 @@ extension Signal {
         self |> SignalKit.delay(interval, queue: queue)
     }
 
+    /// `self |> delay(for:queue:)`: subscribes after `interval` (delays the
+    /// subscription, not each event: see ``delayEvents(for:queue:)``).
+    public func delay(for interval: Duration, queue: Queue) -> Signal<T, E> {
+        self |> SignalKit.delay(for: interval, queue: queue)
+    }
+
     /// `self |> timeout(interval, queue:, alternate:)`.
     public func timeout(_ interval: Duration, queue: Queue, alternate: Signal<T, E>) -> Signal<T, E> {
         self |> SignalKit.timeout(interval, queue: queue, alternate: alternate)
@@ -27,5 +33,13 @@ extension Signal where T: Sendable {
     /// without a newer one.
     public func debounce(for interval: Duration, queue: Queue) -> Signal<T, E> {
         self |> SignalKit.debounce(for: interval, queue: queue)
+    }
+}
+
+extension Signal where T: Sendable, E: Sendable {
+    /// `self |> delayEvents(for:queue:)`: every value and the completion
+    /// `interval` later, on `queue`; an error at once.
+    public func delayEvents(for interval: Duration, queue: Queue) -> Signal<T, E> {
+        self |> SignalKit.delayEvents(for: interval, queue: queue)
     }
 }
