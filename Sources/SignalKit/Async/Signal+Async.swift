@@ -87,7 +87,7 @@ extension Signal where T: Sendable, E: Sendable {
     ///
     /// Each iteration subscribes when it first asks for a value and buffers
     /// values the consumer has not taken yet (without limit; see
-    /// ``values(buffer:)`` to bound them). The iteration ends (`nil`) when the
+    /// `values(buffer:)` to bound them). The iteration ends (`nil`) when the
     /// signal completes or the task is cancelled, and throws
     /// `SignalAwaitError.error` when the signal fails. Ending, failing,
     /// cancelling or dropping the iterator disposes the subscription.
@@ -143,7 +143,7 @@ extension Signal where T: Sendable, E: Sendable {
     /// **Threading:** values are taken on the signal's thread (which blocks
     /// only under `blocking`); `next()` returns them on the consuming task.
     ///
-    /// **Termination and cancellation:** as ``values``: the iteration ends
+    /// **Termination and cancellation:** as `values`: the iteration ends
     /// (`nil`) after the values when the signal completes, throws
     /// `SignalAwaitError.error` when it fails (or a `failing` buffer
     /// overflows), and returns nil once the task is cancelled.
@@ -165,7 +165,7 @@ extension Signal where T: Sendable, E: Sendable {
 
     /// The signal's values as an `AsyncSequence` whose buffer of values not
     /// yet taken follows `bufferingPolicy`: the spelling of `AsyncStream`'s
-    /// buffering policy for ``values(buffer:)``.
+    /// buffering policy for `values(buffer:)`.
     ///
     /// * ``SignalBufferingPolicy/unbounded`` is `values(buffer: .unbounded)`;
     /// * ``SignalBufferingPolicy/bufferingNewest(_:)`` with `n >= 1` is
@@ -179,7 +179,7 @@ extension Signal where T: Sendable, E: Sendable {
     /// consumer waits in `next()` is kept, and until the consumer takes it a
     /// newer value replaces it (`bufferingNewest`) or is dropped
     /// (`bufferingOldest`). A value that arrives while the consumer waits is
-    /// always taken. Drops are counted as ``values(buffer:)``'s are.
+    /// always taken. Drops are counted as `values(buffer:)`'s are.
     @_disfavoredOverload
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
         SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description))
@@ -285,7 +285,7 @@ extension Signal where T: Sendable, E == NoError {
     /// completes or the task is cancelled (also while values wait: they are
     /// released); ending, cancelling or dropping the iterator disposes the
     /// subscription. Values the consumer has not taken yet are buffered
-    /// without limit (see ``values(buffer:)``).
+    /// without limit (see `values(buffer:)`).
     ///
     /// ```swift
     /// for await tick in ticks.values { print(tick) }
@@ -295,7 +295,7 @@ extension Signal where T: Sendable, E == NoError {
     }
 
     /// `values` with its buffer of values not yet taken following `buffer`,
-    /// as the throwing form's ``values(buffer:)`` (a `NoError` signal cannot
+    /// as the throwing form's `values(buffer:)` (a `NoError` signal cannot
     /// choose ``SignalBuffer/failing(beyond:with:)``: there is no error to
     /// give it).
     ///
@@ -308,7 +308,7 @@ extension Signal where T: Sendable, E == NoError {
 
     /// `values` with the given `AsyncStream`-style buffering policy (see
     /// ``SignalBufferingPolicy`` and the throwing form's
-    /// ``values(bufferingPolicy:)``).
+    /// `values(bufferingPolicy:)`).
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalNonFailingValues<T> {
         SignalNonFailingValues(
             values: SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description)))
