@@ -103,8 +103,8 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     // Guarded by `mutex`: the buffer; the consumer's continuation while it
     // waits in `next()`; whether the subscription was started; whether
     // `next()` returns nil from now on (terminal event returned, task
-    // cancelled, iterator dropped); the consuming task, to tell a producer
-    // that is the consumer itself.
+    // cancelled, iterator dropped); the consuming task (`blocking` only), to
+    // tell a producer that is the consumer itself.
     private nonisolated(unsafe) var state = _BoundaryState<T, E>()
     private nonisolated(unsafe) var waiter: CheckedContinuation<Void, Never>?
     private nonisolated(unsafe) var started = false
@@ -138,7 +138,8 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     // MARK: Consumer side (the iterating task)
 
     func next() async throws(SignalAwaitError<E>) -> T? {
-        let task = _currentTaskIdentity()
+        // Only a `blocking` producer asks who the consumer is.
+        let task = condition == nil ? nil : _currentTaskIdentity()
         while true {
             // Checked before a waiting value is returned: a cancelled
             // iteration ends even while values keep arriving.
@@ -147,7 +148,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                 return nil
             }
             mutex.lock()
-            consumerTask = task
+            if task != nil { consumerTask = task }
             let step: Step
             if ended {
                 step = .ended
