@@ -20,7 +20,9 @@ import Synchronization
 // * SPSC-ring: the physical floor: a power-of-two ring of UInt64 with an
 //   atomic head and tail on separate cache lines and a consumer thread that
 //   spins; the producer waits (spins) when the ring is full, so it never
-//   drops;
+//   drops. Both yield the CPU every `ringSpinsBeforeYield` empty (full)
+//   polls: on a machine busier than its cores, a spinner that never yields
+//   keeps the core from the peer it waits for for a whole time slice;
 // * OpenCombine: `PassthroughSubject.buffer(size: capacity, prefetch:
 //   .byRequest, whenFull: .dropOldest).receive(on: queue)`;
 // * AsyncStream: `bufferingPolicy: .bufferingNewest(capacity)`, iterated by a
@@ -37,6 +39,9 @@ import Synchronization
 
 /// W12's buffer limit (and the ring's size).
 let boundedHopCapacity = 4_096
+/// How many empty (or full) polls the ring's consumer (or producer) spins
+/// between two `sched_yield`s.
+let ringSpinsBeforeYield = 256
 
 /// W12's consumer side: counts and sums what it receives and stamps the
 /// arrival of the burst's last value.
@@ -80,7 +85,7 @@ final class BurstReceiver: @unchecked Sendable {
 
 /// A single-producer / single-consumer ring of UInt64 (W12's physical
 /// floor). The producer spins while the ring is full; the consumer thread
-/// spins while it is empty.
+/// spins while it is empty (both yielding now and then).
 final class SPSCRing: @unchecked Sendable {
     // `@unchecked Sendable`: a slot is written by the producer before the
     // releasing store of `tail` that publishes it, and read by the consumer
@@ -114,9 +119,13 @@ final class SPSCRing: @unchecked Sendable {
     func push(_ value: UInt64) {
         let position = producerTail
         if position &- cachedHead > mask {
-            repeat {
+            var polls = 0
+            while true {
                 cachedHead = head.load(ordering: .acquiring)
-            } while position &- cachedHead > mask
+                if position &- cachedHead <= mask { break }
+                polls &+= 1
+                if polls % ringSpinsBeforeYield == 0 { sched_yield() }
+            }
         }
         slots[position & mask] = value
         producerTail = position &+ 1
@@ -129,10 +138,13 @@ final class SPSCRing: @unchecked Sendable {
         let mask = self.mask
         let slots = self.slots
         var position = 0
+        var polls = 0
         while true {
             let available = tail.load(ordering: .acquiring)
             if available == position {
                 if stopped.load(ordering: .acquiring) { return }
+                polls &+= 1
+                if polls % ringSpinsBeforeYield == 0 { sched_yield() }
                 continue
             }
             while position != available {
