@@ -213,7 +213,7 @@ struct Report {
                 entry["asyncstream_max"] = summary.max
             }
             for (peer, allocations) in result.allocations where peer != .signalkit {
-                entry["\(peer.rawValue.lowercased())_allocs"] = allocations
+                entry["\(peer.jsonKey)_allocs"] = allocations
             }
             if let latency = result.latencies[.signalkit] {
                 entry["p50_us"] = latency.p50
