@@ -33,29 +33,18 @@ import Synchronization
 /// callbacks only by that job, or by `dispose()` when none is pending and
 /// none can start (decided under the mutex); the rest is immutable or
 /// atomic.
-final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Disposable, @unchecked Sendable {
+final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Disposable, @unchecked Sendable {
     private weak let actor: (any Actor)?
-    /// The upstream subscription's handle.
-    let upstream = MetaDisposable()
 
     /// The thread that must empty the buffer while it runs (`blocking` only):
     /// the drain job's, or the one subscribing in `start` (on the actor). A
     /// blocking producer on it would wait for itself.
     private nonisolated(unsafe) var consumerThread: pthread_t?
-    /// The values the drain job is delivering (the job's own).
-    private nonisolated(unsafe) var batch = _FIFO<T>()
-    /// Set by `dispose()` and by a `failing` overflow: the drain stops
-    /// delivering values at once (read per value, without the lock).
-    private let valuesStopped = Synchronization.Atomic<Bool>(false)
     // The callbacks were formed in `actor`'s isolation (see the class comment
     // for who calls and releases them).
     private nonisolated(unsafe) var next: ((T) -> Void)?
     private nonisolated(unsafe) var error: ((E) -> Void)?
     private nonisolated(unsafe) var completed: (() -> Void)?
-
-    /// Batches one drain job delivers before it ends and enqueues its
-    /// continuation behind the actor's other work.
-    private static var batchesPerDrain: Int { 16 }
 
     init(
         actor: any Actor,
@@ -93,22 +82,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, 
     // MARK: Producer side (the signal's thread, serial)
 
     func putNext(_ value: T) {
-        switch admit(value, consumerName: Self.consumerName, isConsumer: producerIsConsumer) {
-        case .accepted(let startDrain):
-            if startDrain { scheduleDrain() }
-        case .handled:
-            break
-        case .overflowed(_, let startDrain):
-            // The error waits in the state as the terminal event.
-            valuesStopped.store(true, ordering: .releasing)
-            if startDrain { scheduleDrain() }
-            upstream.dispose()
-        }
-    }
-
-    func putTerminal(_ event: _BoundaryTerminal<E>) {
-        let startDrain = mutex.withLock { state.offerTerminal(event) }
-        if startDrain == true { scheduleDrain() }
+        offerValue(value, consumerName: Self.consumerName, isConsumer: producerIsConsumer)
     }
 
     private static var consumerName: String {
@@ -126,7 +100,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, 
 
     /// Enqueues a drain job on the actor; if the actor is gone, disposes the
     /// subscription instead.
-    private func scheduleDrain() {
+    override func scheduleDrain() {
         // The weak reference is read once per burst, not per value.
         guard let actor else {
             // Nobody is left to deliver to: no drain job will run, so
@@ -163,7 +137,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, 
                 deliver(event)
                 return
             case .values:
-                deliverBatch()
+                deliverBatch { next?($0) }
             }
         }
         // More may wait: end this job and go on in a new one, behind the
@@ -171,22 +145,6 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _BoundaryBuffer<T, 
         // the actor's isolation (it captures `actor`).
         if tracksThread { mutex.withLock { consumerThread = nil } }
         Task { self.drain(on: actor) }
-    }
-
-    /// Delivers the batch in order; stops (dropping the rest) once the
-    /// subscription is disposed or overflowed.
-    private func deliverBatch() {
-        while let value = batch.popFirst() {
-            if valuesStopped.load(ordering: .acquiring) {
-                let disposed = mutex.withLock { state.disposed }
-                // An overflow drops them (counted); a disposal discards them.
-                if !disposed { counters.recordDrops(batch.count + 1) }
-                withExtendedLifetime(value) {}
-                while batch.popFirst() != nil {}
-                return
-            }
-            next?(value)
-        }
     }
 
     /// Delivers the terminal event, the callbacks released first.
@@ -241,6 +199,6 @@ struct _BoundedActorSink<T: Sendable, E: Sendable>: _InlineSink {
     let delivery: _BoundedActorDelivery<T, E>
 
     func putNext(_ value: T, from _: _SubscriptionBase) { delivery.putNext(value) }
-    func putError(_ error: E) { delivery.putTerminal(.failed(error)) }
-    func putCompletion() { delivery.putTerminal(.completed) }
+    func putError(_ error: E) { delivery.offerTerminal(.failed(error)) }
+    func putCompletion() { delivery.offerTerminal(.completed) }
 }

@@ -240,12 +240,10 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                 return
             }
             switch state.offer(pending, policy: policy, consumerWaiting: consumerWaiting) {
-            case .accepted:
-                let depth = state.waiting.count
-                let newMaximum = depth == state.maximumDepth && depth > 1
+            case .accepted(_, let newMaximumDepth):
                 let waiter = self.waiter.take()
                 mutex.unlock()
-                if newMaximum { counters?.recordDepth(depth) }
+                if let newMaximumDepth { counters?.recordDepth(newMaximumDepth) }
                 waiter?.resume()
                 return
             case .dropped(let dropped):

@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 // The producer side every bounded boundary shares: a `_BoundaryState` under a
 // mutex, the policy applied to each value (drops counted and released
@@ -93,11 +94,9 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
         mutex.lock()
         while true {
             switch state.offer(pending, policy: policy) {
-            case .accepted(let startConsumer):
-                let depth = state.waiting.count
-                let newMaximum = depth == state.maximumDepth && depth > 1
+            case .accepted(let startConsumer, let newMaximumDepth):
                 mutex.unlock()
-                if newMaximum { counters.recordDepth(depth) }
+                if let newMaximumDepth { counters.recordDepth(newMaximumDepth) }
                 return .accepted(startConsumer: startConsumer)
             case .dropped(let dropped):
                 mutex.unlock()
@@ -157,5 +156,72 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
         }
         withExtendedLifetime(dropped) {}
         counters.unregister(ObjectIdentifier(self))
+    }
+}
+
+/// A bounded buffer emptied by drains on an executor (the queue and pool
+/// hop, the actor delivery): the producer side that starts a drain per
+/// burst, the drain's batch and its delivery, and the stop flag a disposal
+/// or a `failing` overflow sets. A subclass says how a drain is scheduled
+/// (`scheduleDrain`) and runs it, taking batches with `state.take(into:
+/// &batch)`.
+///
+/// `@unchecked Sendable`: as `_BoundaryBuffer`; `batch` is touched only by
+/// the one drain that runs at a time (the `draining` flag, set and cleared
+/// under the mutex, admits one).
+class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendable {
+    /// The upstream subscription's handle.
+    let upstream = MetaDisposable()
+    /// The values the drain is delivering (the drain's own).
+    nonisolated(unsafe) var batch = _FIFO<T>()
+    /// Set by disposal and by a `failing` overflow: the drain stops
+    /// delivering values at once (read per value, without the lock).
+    let valuesStopped = Synchronization.Atomic<Bool>(false)
+
+    /// Batches one drain delivers before it yields its executor (scheduling
+    /// its continuation behind the work queued meanwhile).
+    static var batchesPerDrain: Int { 16 }
+
+    /// Schedules a drain on the executor. Overridden.
+    func scheduleDrain() {
+        preconditionFailure("_DrainedBoundary.scheduleDrain() is overridden by every subclass")
+    }
+
+    /// A value from upstream (serial): the policy decides; the first value of
+    /// a burst schedules a drain; a `failing` overflow stops the values (its
+    /// error waits in the state as the terminal event) and disposes upstream.
+    func offerValue(_ value: T, consumerName: String, isConsumer: () -> Bool) {
+        switch admit(value, consumerName: consumerName, isConsumer: isConsumer) {
+        case .accepted(let startDrain):
+            if startDrain { scheduleDrain() }
+        case .handled:
+            break
+        case .overflowed(_, let startDrain):
+            valuesStopped.store(true, ordering: .releasing)
+            if startDrain { scheduleDrain() }
+            upstream.dispose()
+        }
+    }
+
+    /// The terminal event from upstream: it waits behind the values.
+    func offerTerminal(_ event: _BoundaryTerminal<E>) {
+        let startDrain = mutex.withLock { state.offerTerminal(event) }
+        if startDrain == true { scheduleDrain() }
+    }
+
+    /// Delivers the batch in order with `deliver`; stops (dropping the rest)
+    /// once the values are stopped: an overflow's drops are counted, a
+    /// disposal's are not.
+    func deliverBatch(_ deliver: (T) -> Void) {
+        while let value = batch.popFirst() {
+            if valuesStopped.load(ordering: .acquiring) {
+                let disposed = mutex.withLock { state.disposed }
+                if !disposed { counters.recordDrops(batch.count + 1) }
+                withExtendedLifetime(value) {}
+                while batch.popFirst() != nil {}
+                return
+            }
+            deliver(value)
+        }
     }
 }

@@ -14,8 +14,9 @@ enum _BoundaryTerminal<E> {
 
 /// What a producer's value did to the buffer.
 enum _BoundaryOffer<T> {
-    /// Waiting now; the caller starts a drain if asked.
-    case accepted(startDrain: Bool)
+    /// Waiting now; the caller starts a drain if asked, and records the new
+    /// maximum depth when the value raised it.
+    case accepted(startDrain: Bool, newMaximumDepth: Int?)
     /// The buffer was full: `dropped` (the arriving value or the oldest
     /// waiting one) is to be released after unlocking and counted.
     case dropped(T)
@@ -74,8 +75,12 @@ struct _BoundaryState<T, E: Sendable> {
             }
         }
         waiting.append(value)
-        if waiting.count > maximumDepth { maximumDepth = waiting.count }
-        return .accepted(startDrain: startDrain())
+        var newMaximumDepth: Int?
+        if waiting.count > maximumDepth {
+            maximumDepth = waiting.count
+            newMaximumDepth = maximumDepth
+        }
+        return .accepted(startDrain: startDrain(), newMaximumDepth: newMaximumDepth)
     }
 
     /// Queues the terminal event (never dropped, never waits); returns

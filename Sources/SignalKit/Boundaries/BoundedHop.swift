@@ -27,32 +27,19 @@ enum _HopExecutor: Sendable {
 
 /// One subscription through a bounded `deliverOn`.
 ///
-/// `@unchecked Sendable`: `state` and `drainThread` are guarded by `mutex`;
-/// `batch` is touched only by the one drain that runs at a time (the
-/// `draining` flag, set and cleared under the mutex, admits one); the rest
-/// is immutable or atomic.
-final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Disposable, @unchecked Sendable {
+/// `@unchecked Sendable`: `drainThread` is guarded by `mutex`; the rest as
+/// `_DrainedBoundary`.
+final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<T, E>
     private let executor: _HopExecutor
-    /// The upstream subscription's handle.
-    let upstream = MetaDisposable()
 
     /// The thread running the drain, while one runs (guarded by `mutex`): a
     /// blocking producer on it would wait for itself.
     private nonisolated(unsafe) var drainThread: pthread_t?
-    /// The values the drain is delivering (the drain's own).
-    private nonisolated(unsafe) var batch = _FIFO<T>()
     /// `state.draining`, as the producer last set it or the drain cleared it:
     /// a hint that spares the inline rule's `isCurrent()` per value (a
     /// producer on the queue reads it exactly, being serial with the drain).
     private let draining = Synchronization.Atomic<Bool>(false)
-    /// Set by `dispose()` and by a `failing` overflow: the drain stops
-    /// delivering values at once (read per value, without the lock).
-    private let valuesStopped = Synchronization.Atomic<Bool>(false)
-
-    /// Batches one drain block delivers before it yields the queue (posting
-    /// its continuation behind the work queued meanwhile).
-    private static var batchesPerDrain: Int { 16 }
 
     init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.downstream = downstream
@@ -77,20 +64,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
             }
             mutex.unlock()
         }
-        switch admit(value, consumerName: executorName, isConsumer: producerIsConsumer) {
-        case .accepted(let startDrain):
-            if startDrain {
-                draining.store(true, ordering: .releasing)
-                scheduleDrain()
-            }
-        case .handled:
-            break
-        case .overflowed(_, let startDrain):
-            // The error waits in the state as the terminal event.
-            valuesStopped.store(true, ordering: .releasing)
-            if startDrain { scheduleDrain() }
-            upstream.dispose()
-        }
+        offerValue(value, consumerName: executorName, isConsumer: producerIsConsumer)
     }
 
     func putTerminal(_ event: _BoundaryTerminal<E>) {
@@ -106,8 +80,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
             }
             mutex.unlock()
         }
-        let startDrain = mutex.withLock { state.offerTerminal(event) }
-        if startDrain == true { scheduleDrain() }
+        offerTerminal(event)
     }
 
     /// Whether the calling thread is the one that must empty the buffer: the
@@ -127,7 +100,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
 
     // MARK: Consumer side (the executor, one drain at a time)
 
-    private func scheduleDrain() {
+    override func scheduleDrain() {
+        draining.store(true, ordering: .releasing)
         switch executor {
         case .queue(let queue):
             if let dispatchQueue = queue._dispatchQueue {
@@ -142,47 +116,34 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BoundaryBuffer<T, E>, Dispos
     }
 
     private func drain() {
-        mutex.withLock { drainThread = pthread_self() }
         for _ in 0..<Self.batchesPerDrain {
             mutex.lock()
             let step = state.take(into: &batch)
-            if case .values = step { wakeBlockedProducersLocked() }
-            if case .idle = step {
+            switch step {
+            case .values:
+                drainThread = pthread_self()
+                wakeBlockedProducersLocked()
+            case .idle:
                 drainThread = nil
                 draining.store(false, ordering: .releasing)
+            case .terminal:
+                drainThread = nil
             }
             mutex.unlock()
             switch step {
             case .idle:
                 return
             case .terminal(let event):
-                mutex.withLock { drainThread = nil }
                 deliver(event)
                 return
             case .values:
-                deliverBatch()
+                deliverBatch(downstream.putNext)
             }
         }
         // More is waiting: yield the queue to the work queued meanwhile and
         // go on in a new block (the drain stays scheduled).
         mutex.withLock { drainThread = nil }
         scheduleDrain()
-    }
-
-    /// Delivers the batch in order; stops (dropping the rest) once the
-    /// subscription is disposed or overflowed.
-    private func deliverBatch() {
-        while let value = batch.popFirst() {
-            if valuesStopped.load(ordering: .acquiring) {
-                let disposed = mutex.withLock { state.disposed }
-                // An overflow drops them (counted); a disposal discards them.
-                if !disposed { counters.recordDrops(batch.count + 1) }
-                withExtendedLifetime(value) {}
-                while batch.popFirst() != nil {}
-                return
-            }
-            downstream.putNext(value)
-        }
     }
 
     private func deliver(_ event: _BoundaryTerminal<E>) {
