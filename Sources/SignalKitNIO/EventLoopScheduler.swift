@@ -51,7 +51,7 @@ public final class EventLoopScheduler: QueueScheduler {
             do {
                 try eventLoop.submit { box.run() }.wait()
             } catch {
-                preconditionFailure("Queue.sync on \(eventLoop): the event loop did not run the work (\(error))")
+                _signalKitMisuse("Queue.sync on \(eventLoop): the event loop did not run the work (\(error))")
             }
             box.clear()
         }

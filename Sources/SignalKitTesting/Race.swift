@@ -15,7 +15,7 @@ import Synchronization
 /// so that they really race (a thread pool would serialise on a 2-core
 /// machine). `body` receives the thread index (0 ..< threads).
 public func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    precondition(threads > 0, "race(threads:) needs at least one thread")
+    guard threads > 0 else { fatalError("race(threads:) needs at least one thread") }
     let ready = Synchronization.Atomic<Int>(0)
     let go = Synchronization.Atomic<Bool>(false)
     var handles: [pthread_t] = []
@@ -53,7 +53,7 @@ private func _startThread(_ context: _RaceContext, caller: StaticString) -> pthr
             context.body()
             return nil
         }, raw)
-    precondition(status == 0, "\(caller): pthread_create failed (\(status))")
+    guard status == 0 else { fatalError("\(caller): pthread_create failed (\(status))") }
     return thread
 }
 
@@ -81,7 +81,7 @@ public func raceRounds<State>(
     body: @escaping @Sendable (Int, State) -> Void,
     check: (State) -> Void = { _ in }
 ) {
-    precondition(threads > 0, "raceRounds(threads:) needs at least one thread")
+    guard threads > 0 else { fatalError("raceRounds(threads:) needs at least one thread") }
     let round = Synchronization.Atomic<Int>(0)
     let finished = Synchronization.Atomic<Int>(0)
     let state = _RoundState<State>()

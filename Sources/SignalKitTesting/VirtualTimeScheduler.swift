@@ -58,7 +58,7 @@ public final class VirtualTimeScheduler: Sendable {
     /// Runs everything due now or earlier, then moves the clock `interval`
     /// seconds forward, running work in deadline order as its time comes.
     public func advance(by interval: Double) {
-        precondition(interval >= 0, "VirtualTimeScheduler.advance(by:) needs a non-negative interval, got \(interval)")
+        _signalKitRequire(interval >= 0, "VirtualTimeScheduler.advance(by:) needs a non-negative interval, got \(interval)")
         advance(to: now + interval)
     }
 
@@ -79,7 +79,7 @@ public final class VirtualTimeScheduler: Sendable {
         var steps = 0
         while let item = takeNext(notAfter: .infinity) {
             steps += 1
-            precondition(
+            _signalKitRequire(
                 steps <= maxSteps,
                 "VirtualTimeScheduler.run(): more than \(maxSteps) items ran; a repeating timer never stops? Use advance(by:)"
             )

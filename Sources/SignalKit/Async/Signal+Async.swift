@@ -49,7 +49,7 @@ extension Signal where T: Sendable, E == NoError {
         case .value(let value):
             return value
         case .error:
-            preconditionFailure("SignalKit: a signal of NoError failed")
+            preconditionFailure("SignalKit: a signal of NoError failed")  // invariant
         case .completed:
             fatalError(
                 "Signal.get(): the signal completed without a value, and get() cannot return without one; use first(), which throws SignalAwaitError.completedWithoutValue"

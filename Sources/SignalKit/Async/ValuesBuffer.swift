@@ -264,7 +264,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
             case .full(let value):
                 if let consumerTask, _currentTaskIdentity() == consumerTask {
                     mutex.unlock()
-                    preconditionFailure(
+                    _signalKitMisuse(
                         "SignalBuffer.blocking: a value was sent into the full buffer of a `values` iteration from the "
                             + "task that iterates it (while its first next() subscribed, or from the loop's body); waiting "
                             + "for room would deadlock (the consumer cannot take a value while its producer waits). Send "

@@ -25,7 +25,7 @@ struct _Condition: @unchecked Sendable {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: pthread_cond_t())
         let status = pthread_cond_init(pointer, nil)
-        precondition(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
     }
 
     /// Frees the condition. The owner calls it exactly once, from its `deinit`.
@@ -109,12 +109,12 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
                 counters.recordOverflow()
                 counters.recordDrops(dropped.count + 1)
                 withExtendedLifetime((dropped, arriving)) {}
-                guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }
+                guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
                 return .overflowed(error, startConsumer: startConsumer)
             case .full(let value):
                 if isConsumer() {
                     mutex.unlock()
-                    preconditionFailure(
+                    _signalKitMisuse(
                         "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName) that "
                             + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
                             + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
@@ -184,7 +184,7 @@ class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendab
 
     /// Schedules a drain on the executor. Overridden.
     func scheduleDrain() {
-        preconditionFailure("_DrainedBoundary.scheduleDrain() is overridden by every subclass")
+        preconditionFailure("_DrainedBoundary.scheduleDrain() is overridden by every subclass")  // invariant
     }
 
     /// A value from upstream (serial): the policy decides; the first value of

@@ -67,7 +67,7 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     }
 
     private static func checked(_ limit: Int, _ name: String) -> Int {
-        precondition(
+        _signalKitRequire(
             limit >= 1,
             "SignalBuffer.\(name): the limit must be at least 1 (it is \(limit)); "
                 + "use .unbounded for no limit, or .latest to keep only the newest value"

@@ -69,7 +69,7 @@ enum _SignalNaming {
     private static let threadDepthKey: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "SignalKit: pthread_key_create failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
         return key
     }()
 

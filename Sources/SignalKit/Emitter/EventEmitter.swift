@@ -155,7 +155,7 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
     ///   - arguments: the values.
     public func fire(for observer: EventObserver, _ arguments: repeat each Argument) {
         guard let emitter = observer.emitter, emitter === self else {
-            preconditionFailure(
+            _signalKitMisuse(
                 "EventEmitter.fire(for:): \(observer.debugDescription) was not added to this emitter "
                     + "(\(_emitterTypeName)); pass a token returned by this emitter's addObserver"
             )
@@ -229,7 +229,7 @@ public final class EventEmitter<each Argument: Sendable>: CustomDebugStringConve
             callback(unsafeDowncast(owner, to: Owner.self), repeat each arguments.values)
         }
         guard let key = observers.insert(registration) else {
-            preconditionFailure("EventEmitter.addObserver: the observer list is closed (the emitter is being deallocated)")
+            _signalKitMisuse("EventEmitter.addObserver: the observer list is closed (the emitter is being deallocated)")
         }
         // A removal that raced with the insertion may have missed the key
         // (see `EventObserver.detach`).

@@ -66,7 +66,7 @@ final class _InlineSinkSubscription<S: _InlineSink & ~Copyable>: _Subscription<S
     /// Allocates a subscription and moves `sink` into its tail.
     @inlinable
     static func make(_ sink: consuming S) -> _InlineSinkSubscription<S> {
-        precondition(MemoryLayout<S>.alignment <= 8, "an inline sink must not need more than 8-byte alignment")
+        precondition(MemoryLayout<S>.alignment <= 8, "an inline sink must not need more than 8-byte alignment")  // invariant
         let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + (MemoryLayout<S>.size + 7) / 8

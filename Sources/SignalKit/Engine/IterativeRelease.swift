@@ -21,7 +21,7 @@ enum _IterativeRelease {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "SignalKit: pthread_key_create failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
         return key
     }()
 

@@ -51,7 +51,7 @@ public final class ReplaySubject<T, E>: Subject<T, E> {
     ///     (the default) keeps them all, `1` keeps only the latest, `0` keeps
     ///     none (only the terminal event is replayed). Must not be negative.
     public init(capacity: Int = .max) {
-        precondition(
+        _signalKitRequire(
             capacity >= 0,
             "ReplaySubject(capacity:): capacity must be 0 or more (Int.max for unlimited), got \(capacity)"
         )

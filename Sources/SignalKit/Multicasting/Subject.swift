@@ -136,7 +136,7 @@ class _SubjectCore<T, E>: @unchecked Sendable {
     /// Adds `subscriber` (a generator's subscriber); returns the generator's
     /// disposable.
     func subscribe(_ subscriber: Subscriber<T, E>) -> any Disposable {
-        preconditionFailure("_SubjectCore.subscribe is abstract")
+        preconditionFailure("_SubjectCore.subscribe is abstract")  // invariant
     }
 
     func putNext(_ value: T) {}

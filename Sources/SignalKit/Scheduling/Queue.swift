@@ -96,7 +96,7 @@ public final class Queue: Sendable {
         case .dispatch(let queue):
             return queue
         case .scheduler(let scheduler):
-            preconditionFailure(
+            _signalKitMisuse(
                 "Queue.queue: this queue runs on a custom scheduler (\(scheduler)) and has no DispatchQueue; "
                     + "use Queue.async, Queue.after or Timer, which follow the scheduler's clock"
             )

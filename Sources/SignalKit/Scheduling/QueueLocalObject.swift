@@ -54,7 +54,7 @@ public final class QueueLocalObject<T: AnyObject>: Sendable {
             }
         }
         guard let result else {
-            preconditionFailure("QueueLocalObject.syncWith: the value was not created (generate() did not run)")
+            _signalKitMisuse("QueueLocalObject.syncWith: the value was not created (generate() did not run)")
         }
         return result
     }

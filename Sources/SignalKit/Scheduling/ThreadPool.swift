@@ -84,7 +84,7 @@ public final class ThreadPool: Sendable {
     private nonisolated(unsafe) var readyStart = 0
 
     public init(threadCount: Int, threadPriority: Double) {
-        precondition(threadCount > 0, "ThreadPool(threadCount:threadPriority:) needs at least one thread")
+        _signalKitRequire(threadCount > 0, "ThreadPool(threadCount:threadPriority:) needs at least one thread")
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         pthread_cond_init(condition, nil)
@@ -98,7 +98,7 @@ public final class ThreadPool: Sendable {
                     context.pool.run()
                     return nil
                 }, context)
-            precondition(status == 0, "ThreadPool: pthread_create failed (\(status))")
+            _signalKitRequire(status == 0, "ThreadPool: pthread_create failed (\(status))")
             pthread_detach(thread)
         }
     }

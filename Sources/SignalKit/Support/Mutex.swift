@@ -30,7 +30,7 @@ struct _Mutex: @unchecked Sendable {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(pointer, nil)
-        precondition(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
     }
 
     /// Frees the mutex. The owner calls it exactly once, from its `deinit`.
@@ -84,7 +84,7 @@ struct _LockedState<State>: ~Copyable, @unchecked Sendable {
         mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
         (raw + Self.stateOffset).bindMemory(to: State.self, capacity: 1).initialize(to: initial)
     }
 

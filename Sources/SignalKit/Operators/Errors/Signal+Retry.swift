@@ -238,7 +238,7 @@ extension _RetryRun: _LoopRun {
 /// - Disposal: disposes the current subscription; nothing is subscribed
 ///   afterwards.
 public func retry<T, E>(_ count: Int) -> (Signal<T, E>) -> Signal<T, E> {
-    precondition(count >= 0, "retry(_:): count must be 0 (no limit) or positive, got \(count)")
+    _signalKitRequire(count >= 0, "retry(_:): count must be 0 (no limit) or positive, got \(count)")
     return { signal in
         Signal { subscriber in
             let retries = _GuardedValue(0)

@@ -144,7 +144,7 @@ public func flatten<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 ///   next waiting one start from a loop, not from inside its completion:
 ///   a million synchronous inners run in constant stack.
 public func flatten<T, E>(maxConcurrent: Int) -> (Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    precondition(
+    _signalKitRequire(
         maxConcurrent >= 0,
         "flatten(maxConcurrent:): maxConcurrent must be 0 (no limit) or positive, got \(maxConcurrent)"
     )
@@ -195,7 +195,7 @@ public func flattenMap<T, R, E>(
     maxConcurrent: Int,
     _ f: @escaping @Sendable (T) -> Signal<R, E>
 ) -> (Signal<T, E>) -> Signal<R, E> {
-    precondition(
+    _signalKitRequire(
         maxConcurrent >= 0,
         "flattenMap(maxConcurrent:_:): maxConcurrent must be 0 (no limit) or positive, got \(maxConcurrent)"
     )

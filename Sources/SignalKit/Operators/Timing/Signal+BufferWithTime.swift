@@ -35,7 +35,7 @@ import Synchronization
 ///   completes; an error is forwarded at once and the batch is dropped.
 /// - Disposal: disposes the upstream and cancels the batch's timer.
 public func bufferWithTime<T: Sendable, E>(_ interval: Double, queue: Queue) -> (Signal<T, E>) -> Signal<[T], E> {
-    precondition(interval >= 0, "bufferWithTime(_:queue:): the interval must not be negative, got \(interval)")
+    _signalKitRequire(interval >= 0, "bufferWithTime(_:queue:): the interval must not be negative, got \(interval)")
     return { signal in
         Signal { subscriber in
             let state = _BufferState<T, E>(downstream: subscriber, interval: interval, queue: queue)

@@ -79,7 +79,7 @@ public func suspendAwareDelay<T, E>(
     granularity: Double = 4.0,
     queue: Queue
 ) -> (Signal<T, E>) -> Signal<T, E> {
-    precondition(
+    _signalKitRequire(
         granularity > 0,
         "suspendAwareDelay(_:granularity:queue:): granularity must be positive (got \(granularity)); "
             + "it is the period of the timer that checks the wall clock"

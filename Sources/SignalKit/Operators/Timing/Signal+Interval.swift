@@ -36,7 +36,7 @@ import Synchronization
 /// - Termination: never completes, never fails.
 /// - Disposal: stops the timer.
 public func interval(_ interval: Double, queue: Queue, leeway: Double = 0) -> Signal<Int, NoError> {
-    precondition(interval > 0, "interval(_:queue:leeway:): the interval must be positive, got \(interval)")
+    _signalKitRequire(interval > 0, "interval(_:queue:leeway:): the interval must be positive, got \(interval)")
     return Signal { subscriber in
         let ticks = Synchronization.Atomic<Int>(0)
         let tick: @Sendable () -> Void = {

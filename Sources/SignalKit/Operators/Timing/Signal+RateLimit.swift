@@ -37,7 +37,7 @@ public func throttle<T: Sendable, E>(
     latest: Bool = true
 ) -> (Signal<T, E>) -> Signal<T, E> {
     let seconds = interval.seconds
-    precondition(seconds > 0, "throttle(for:queue:latest:): the interval must be positive, got \(interval)")
+    _signalKitRequire(seconds > 0, "throttle(for:queue:latest:): the interval must be positive, got \(interval)")
     return { signal in
         Signal { subscriber in
             let state = _RateLimitState<T, E>(downstream: subscriber, interval: seconds, queue: queue, latest: latest)
