@@ -3,7 +3,6 @@
 #if GRPC
 public import GRPCCore
 public import SignalKit
-import Synchronization
 
 /// Signals served as server-streaming RPCs: a `RegistrableRPCService` to
 /// pass to a `GRPCServer` with the gRPC services it runs beside.
@@ -16,8 +15,8 @@ import Synchronization
 /// call, disconnects or its deadline passes, or the server shuts down, the
 /// subscription is disposed at once (through `withRPCCancellationHandler`:
 /// gRPC does not cancel the task that produces a response when the client
-/// goes away). Values wait for the client in a bounded buffer, see
-/// ``RemoteSignalBuffer``.
+/// goes away). Values wait for the client in a bounded buffer with the
+/// policy you choose (a `SignalBuffer<RPCError>`, see "Slow clients" below).
 ///
 /// ```swift
 /// let prices = ValuePipe<Tick>()
@@ -31,6 +30,34 @@ import Synchronization
 /// )
 /// try await server.serve()
 /// ```
+///
+/// ## Slow clients
+///
+/// SignalKit has no backpressure: a signal pushes its values whether the
+/// network keeps up or not. A served stream keeps the values not yet handed
+/// to gRPC in a buffer of its own and hands everything that waits over as
+/// one batch (`write(contentsOf:)`) each time gRPC has taken the previous
+/// batch (which waits while the transport's flow control holds it back). The
+/// buffer is SignalKit's `SignalBuffer`, with the call's status as its error:
+///
+/// - `.failing(beyond: n)` (the default, with `n` = 10,000): the call ends
+///   with status `resourceExhausted`; the waiting values are discarded and
+///   the subscription disposed. The client learns that it fell behind (its
+///   signal fails with that status) and may resubscribe.
+///   `.failing(beyond:with:)` ends it with a status of your own.
+/// - `.droppingOldest(beyond: n)`, `.latest`: the client sees the newest
+///   values, with gaps. For feeds where only recent values matter.
+///   `.droppingNewest(beyond: n)` keeps the oldest instead.
+/// - `.blocking(beyond: n)`: the signal's producing thread waits for room
+///   (never produce on a Swift concurrency thread under it: the writing task
+///   needs one; a signal that sends more than `n` values synchronously while
+///   the call subscribes it stops the process with a message, as that wait
+///   could never end).
+/// - `.unbounded`: nothing is bounded; only for signals known to be slow.
+///
+/// Drops, overflows and the buffer's depth are counted under the signal's
+/// name in `SignalKitDebug.bufferStatistics()` (and exported by
+/// SignalKitMetrics), like every bounded boundary's.
 ///
 /// A method registered twice is served by the last registration.
 public struct RemoteSignalService: RegistrableRPCService {
@@ -51,13 +78,28 @@ public struct RemoteSignalService: RegistrableRPCService {
     ///     the server.
     public mutating func serve<Request, Value, E>(
         _ method: RemoteSignalMethod<Request, Value>,
-        buffer: RemoteSignalBuffer = .standard,
+        buffer: SignalBuffer<RPCError> = .standard,
         errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) },
         _ makeSignal: @escaping @Sendable (Request) -> Signal<Value, E>
     ) {
         handlers.append(
             _RemoteSignalHandler(method: method, buffer: buffer, errorStatus: errorStatus, makeSignal: makeSignal)
         )
+    }
+
+    /// Serves `method` with a ``RemoteSignalBuffer``, the policy type of
+    /// SignalKitGRPC's first release.
+    @available(
+        *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
+    )
+    @_disfavoredOverload
+    public mutating func serve<Request, Value, E>(
+        _ method: RemoteSignalMethod<Request, Value>,
+        buffer: RemoteSignalBuffer,
+        errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) },
+        _ makeSignal: @escaping @Sendable (Request) -> Signal<Value, E>
+    ) {
+        serve(method, buffer: buffer.signalBuffer, errorStatus: errorStatus, makeSignal)
     }
 
     /// Serves `method` with one signal for every request: each call
@@ -72,10 +114,26 @@ public struct RemoteSignalService: RegistrableRPCService {
     public mutating func serve<Request, Value, E>(
         _ signal: Signal<Value, E>,
         as method: RemoteSignalMethod<Request, Value>,
-        buffer: RemoteSignalBuffer = .standard,
+        buffer: SignalBuffer<RPCError> = .standard,
         errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
     ) {
         serve(method, buffer: buffer, errorStatus: errorStatus) { _ in signal }
+    }
+
+    /// Serves `method` with one signal for every request, with a
+    /// ``RemoteSignalBuffer``, the policy type of SignalKitGRPC's first
+    /// release.
+    @available(
+        *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
+    )
+    @_disfavoredOverload
+    public mutating func serve<Request, Value, E>(
+        _ signal: Signal<Value, E>,
+        as method: RemoteSignalMethod<Request, Value>,
+        buffer: RemoteSignalBuffer,
+        errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
+    ) {
+        serve(method, buffer: buffer.signalBuffer, errorStatus: errorStatus) { _ in signal }
     }
 
     /// Registers every served method with the server's router (called by
@@ -94,7 +152,7 @@ protocol _RemoteSignalHandlerProtocol: Sendable {
 
 struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSignalHandlerProtocol {
     let method: RemoteSignalMethod<Request, Value>
-    let buffer: RemoteSignalBuffer
+    let buffer: SignalBuffer<RPCError>
     let errorStatus: @Sendable (E) -> RPCError
     let makeSignal: @Sendable (Request) -> Signal<Value, E>
 
@@ -141,12 +199,27 @@ extension StreamingServerResponse {
     ///   - errorStatus: the status a signal error ends the call with.
     public init<E>(
         signal: Signal<Message, E>,
-        buffer: RemoteSignalBuffer = .standard,
+        buffer: SignalBuffer<RPCError> = .standard,
         errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
     ) {
         self.init(of: Message.self) { writer in
             try await _ServedStream<Message>.run(signal, buffer: buffer, errorStatus: errorStatus, writer: writer)
         }
+    }
+
+    /// A response that streams a subscription to `signal`, with a
+    /// ``RemoteSignalBuffer``, the policy type of SignalKitGRPC's first
+    /// release.
+    @available(
+        *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
+    )
+    @_disfavoredOverload
+    public init<E>(
+        signal: Signal<Message, E>,
+        buffer: RemoteSignalBuffer,
+        errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
+    ) {
+        self.init(signal: signal, buffer: buffer.signalBuffer, errorStatus: errorStatus)
     }
 }
 
@@ -171,26 +244,33 @@ extension RPCError {
     }
 }
 
-/// How many values a served stream holds for a client that reads slower than
-/// its signal produces, and what happens beyond that.
-///
-/// SignalKit has no backpressure: a signal pushes its values whether the
-/// network keeps up or not. A served stream keeps the values not yet handed
-/// to gRPC in a buffer of its own and hands them over as one batch
-/// (`write(contentsOf:)`) each time gRPC has taken the previous batch (which
-/// waits while the transport's flow control holds it back). When more than
-/// `limit` values are waiting:
-///
-/// - ``Overflow/fail`` (``failing(beyond:)``): the call ends with status
-///   `resourceExhausted`; the waiting values are discarded and the
-///   subscription disposed. The client learns that it fell behind (its
-///   signal fails with that status) and may resubscribe.
-/// - ``Overflow/dropOldest`` (``droppingOldest(beyond:)``): the oldest
-///   waiting value is discarded; the client sees the newest values, with
-///   gaps. For feeds where only recent values matter.
-///
-/// A stream holds at most `limit` waiting values plus the batch being
-/// written (itself at most `limit` values).
+extension SignalBuffer where Failure == RPCError {
+    /// Ends the call with status `resourceExhausted` when more than `limit`
+    /// values wait for the client: ``SignalKit/SignalBuffer/failing(beyond:with:)``
+    /// with that status.
+    public static func failing(beyond limit: Int) -> SignalBuffer<RPCError> {
+        .failing(
+            beyond: limit,
+            with: RPCError(
+                code: .resourceExhausted,
+                message: "SignalKitGRPC: more than \(limit) values waiting for a slow client"
+            )
+        )
+    }
+
+    /// A served stream's default: `failing(beyond: 10_000)`, so no value is
+    /// lost silently and a burst of ten thousand values is held for a client
+    /// that keeps up on average.
+    public static var standard: SignalBuffer<RPCError> { .failing(beyond: 10_000) }
+}
+
+/// The buffer policy of SignalKitGRPC's first release, before every
+/// boundary shared ``SignalKit/SignalBuffer``: pass a `SignalBuffer<RPCError>`
+/// instead (``failing(beyond:)`` and ``droppingOldest(beyond:)`` have the
+/// same spelling there).
+@available(
+    *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
+)
 public struct RemoteSignalBuffer: Sendable, Hashable, CustomStringConvertible {
     /// What a full buffer does with one more value.
     public enum Overflow: Sendable, Hashable {
@@ -208,7 +288,7 @@ public struct RemoteSignalBuffer: Sendable, Hashable, CustomStringConvertible {
     /// A buffer of `limit` values with the given overflow policy.
     /// - Precondition: `limit >= 1`.
     public init(limit: Int, overflow: Overflow) {
-        precondition(limit >= 1, "RemoteSignalBuffer: the limit must be at least 1 (it is \(limit))")
+        _signalKitRequire(limit >= 1, "RemoteSignalBuffer: the limit must be at least 1 (it is \(limit))")
         self.limit = limit
         self.overflow = overflow
     }
@@ -224,9 +304,7 @@ public struct RemoteSignalBuffer: Sendable, Hashable, CustomStringConvertible {
         RemoteSignalBuffer(limit: limit, overflow: .dropOldest)
     }
 
-    /// The default: `failing(beyond: 10_000)`, so no value is lost silently
-    /// and a burst of ten thousand values is held for a client that keeps up
-    /// on average.
+    /// `failing(beyond: 10_000)`.
     public static let standard = RemoteSignalBuffer.failing(beyond: 10_000)
 
     /// `"fail beyond N"` or `"drop oldest beyond N"`.
@@ -236,155 +314,59 @@ public struct RemoteSignalBuffer: Sendable, Hashable, CustomStringConvertible {
         case .dropOldest: "drop oldest beyond \(limit)"
         }
     }
-}
 
-/// How a served stream ends.
-enum _ServedOutcome: Sendable {
-    case completed
-    case failed(RPCError)
-    /// The call was cancelled (or the producing task): nothing more is written.
-    case cancelled
-}
-
-/// The state of one served stream, guarded by its mutex.
-struct _ServedStreamState<Value: Sendable>: ~Copyable {
-    /// Values waiting for the writer: `pending[head...]` (a dropped value
-    /// only moves `head`, the prefix is compacted every `limit` drops).
-    var pending: [Value] = []
-    var head = 0
-    var outcome: _ServedOutcome?
-    /// The producer, suspended until there are values or an outcome.
-    var waiter: CheckedContinuation<Void, Never>?
-
-    var hasWork: Bool { outcome != nil || head < pending.count }
+    /// The same policy as a `SignalBuffer`.
+    public var signalBuffer: SignalBuffer<RPCError> {
+        switch overflow {
+        case .fail: .failing(beyond: limit)
+        case .dropOldest: .droppingOldest(beyond: limit)
+        }
+    }
 }
 
 /// One call's subscription: the signal's callbacks push into a bounded
-/// buffer, the call's producer takes batches out of it and writes them.
-final class _ServedStream<Value: Sendable>: Sendable {
-    private let state = Mutex(_ServedStreamState<Value>())
-    private let buffer: RemoteSignalBuffer
-    /// The subscription to the signal.
-    let upstream = MetaDisposable()
-
-    init(buffer: RemoteSignalBuffer) {
-        self.buffer = buffer
-    }
-
+/// buffer (SignalKit's `_TaskDrainedBuffer`: the policy, drop counting and
+/// the `blocking` deadlock check every boundary shares), the call's producer
+/// takes everything that waits as one batch and writes it.
+enum _ServedStream<Value: Sendable> {
     /// Subscribes to `signal` and writes its events into `writer` until it
     /// ends or the call is cancelled. Returns the trailing metadata of a
     /// successful call.
     static func run<E>(
         _ signal: Signal<Value, E>,
-        buffer: RemoteSignalBuffer,
+        buffer: SignalBuffer<RPCError>,
         errorStatus: @escaping @Sendable (E) -> RPCError,
         writer: RPCWriter<Value>
     ) async throws -> Metadata {
-        let stream = _ServedStream(buffer: buffer)
-        defer { stream.upstream.dispose() }
+        let stream = _TaskDrainedBuffer<Value, RPCError>(policy: buffer, name: signal.description)
+        defer { stream.cancel() }
         return try await withTaskCancellationHandler {
             try await withRPCCancellationHandler {
-                stream.upstream.set(
+                stream.subscribe {
                     signal.start(
-                        next: { stream.push($0) },
-                        error: { stream.finish(.failed(errorStatus($0))) },
-                        completed: { stream.finish(.completed) }
+                        next: { stream.send($0) },
+                        error: { stream.finish(errorStatus($0)) },
+                        completed: { stream.finish(nil) }
                     )
-                )
-                return try await stream.drain(into: writer)
+                }
+                while true {
+                    switch await stream.next() {
+                    case .values(let values):
+                        try await writer.write(contentsOf: values)
+                    case .completed:
+                        return [:]
+                    case .failed(let error):
+                        throw error
+                    case .cancelled:
+                        throw RPCError(code: .cancelled, message: "SignalKitGRPC: the call was cancelled")
+                    }
+                }
             } onCancelRPC: {
-                stream.finish(.cancelled)
+                stream.cancel()
             }
         } onCancel: {
-            stream.finish(.cancelled)
+            stream.cancel()
         }
-    }
-
-    /// Writes batches until an outcome.
-    private func drain(into writer: RPCWriter<Value>) async throws -> Metadata {
-        while true {
-            let (values, outcome) = await nextBatch()
-            if case .cancelled = outcome {
-                throw RPCError(code: .cancelled, message: "SignalKitGRPC: the call was cancelled")
-            }
-            // Values that came before a completion or an error are written first.
-            if !values.isEmpty {
-                try await writer.write(contentsOf: values)
-            }
-            if case .completed = outcome { return [:] }
-            if case .failed(let error) = outcome { throw error }
-        }
-    }
-
-    /// The values waiting and the outcome, once there is either.
-    private func nextBatch() async -> (ArraySlice<Value>, _ServedOutcome?) {
-        while true {
-            let batch = state.withLock { state -> (ArraySlice<Value>, _ServedOutcome?)? in
-                guard state.hasWork else { return nil }
-                let values = state.pending[state.head...]
-                state.pending = []
-                state.head = 0
-                return (values, state.outcome)
-            }
-            if let batch { return batch }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state in
-                    if state.hasWork { return true }
-                    state.waiter = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        }
-    }
-
-    /// A value from the signal.
-    func push(_ value: Value) {
-        let limit = buffer.limit
-        let overflow = buffer.overflow
-        let (waiter, overflowed) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
-            guard state.outcome == nil else { return (nil, false) }
-            state.pending.append(value)
-            var overflowed = false
-            if state.pending.count - state.head > limit {
-                switch overflow {
-                case .dropOldest:
-                    state.head += 1
-                    if state.head >= limit {
-                        state.pending.removeFirst(state.head)
-                        state.head = 0
-                    }
-                case .fail:
-                    state.pending = []
-                    state.head = 0
-                    state.outcome = .failed(
-                        RPCError(
-                            code: .resourceExhausted,
-                            message: "SignalKitGRPC: more than \(limit) values waiting for a slow client"
-                        )
-                    )
-                    overflowed = true
-                }
-            }
-            let waiter = state.waiter
-            state.waiter = nil
-            return (waiter, overflowed)
-        }
-        waiter?.resume()
-        if overflowed { upstream.dispose() }
-    }
-
-    /// The stream's end: the first outcome wins. Cancellation also disposes
-    /// the subscription at once (the producer may be suspended in a write).
-    func finish(_ outcome: _ServedOutcome) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.outcome == nil { state.outcome = outcome }
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-        if case .cancelled = outcome { upstream.dispose() }
     }
 }
 

@@ -177,9 +177,77 @@ extension GRPCSuite {
             #expect(try JSONMessageDeserializer<Tick>().deserialize(bytes).description == "ACME@42")
         }
 
-        @Test func theBufferPolicyDescribesItself() {
-            #expect(RemoteSignalBuffer.standard.description == "fail beyond 10000")
-            #expect(RemoteSignalBuffer.droppingOldest(beyond: 3).description == "drop oldest beyond 3")
+        @Test func theDefaultPolicyFailsBeyondTenThousandWithResourceExhausted() {
+            #expect(SignalBuffer<RPCError>.standard.description == "failing(beyond: 10000)")
+            #expect(SignalBuffer<RPCError>.failing(beyond: 3).limit == 3)
+        }
+
+        /// Every `SignalBuffer` policy is served: dropping the newest keeps
+        /// the first values of a burst.
+        @Test func aBurstPastTheBoundDropsTheNewest() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .droppingNewest(beyond: 3)) { _ in burst(1_000) }
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events == ["next 1", "next 2", "next 3", "completed"])
+            }
+        }
+
+        /// `latest` keeps only the newest waiting value.
+        @Test func latestKeepsTheNewestValue() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .latest) { _ in burst(1_000) }
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events == ["next 1000", "completed"])
+            }
+        }
+
+        /// `failing(beyond:with:)` ends the call with the status supplied.
+        @Test func failingWithAStatusOfOneOwn() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                let status = RPCError(code: .unavailable, message: "feed too fast")
+                service.serve(Methods.ints, buffer: .failing(beyond: 2, with: status)) { _ in burst(3) }
+                let events = try await clientEvents(of: service) { $0.count == 1 }
+                #expect(events == ["error unavailable: feed too fast"])
+            }
+        }
+
+        /// Drops are counted under the served signal's name, as at every
+        /// bounded boundary.
+        @Test func dropsAreCountedUnderTheSignalsName() async throws {
+            try await leakChecked {
+                let name = "grpc.dropsCounted"
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .droppingOldest(beyond: 10)) { _ in burst(1_000) |> named(name) }
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events.count == 11)
+                let statistics = SignalKitDebug.bufferStatistics().first { $0.name == name }
+                #expect(statistics?.drops == 990)
+                #expect(statistics?.maximumDepth == 10)
+                #expect(statistics?.liveSubscriptions == 0)
+            }
+        }
+
+        /// `blocking` holds the producing thread until the writer took the
+        /// batch: a fast producer on a thread of its own loses nothing.
+        @Test func blockingLosesNothing() async throws {
+            try await leakChecked {
+                var service = RemoteSignalService()
+                service.serve(Methods.ints, buffer: .blocking(beyond: 4)) { _ in
+                    Signal<Int, NoError> { subscriber in
+                        let producer = Queue(name: "grpc.blocking.producer")
+                        producer.async {
+                            for value in 1...500 { subscriber.putNext(value) }
+                            subscriber.putCompletion()
+                        }
+                        return EmptyDisposable
+                    }
+                }
+                let events = try await clientEvents(of: service) { $0.last == "completed" }
+                #expect(events == (1...500).map { "next \($0)" } + ["completed"])
+            }
         }
     }
 }
