@@ -34,6 +34,21 @@ public func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
 }
 
+/// Runs `body` on a thread of its own and returns its result once it has
+/// returned, without holding a Swift concurrency thread meanwhile.
+///
+/// For a synchronous stress body that waits (spinning or blocking) for tasks
+/// it starts: run directly in a test, such a wait holds one of the few
+/// threads those tasks need (as many as the machine has cores: two here, one
+/// on a single-core runner), and the test hangs as soon as other tests hold
+/// the rest. Record issues after it returns, on the test's task.
+public func onDedicatedThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+        let thread = _startThread(_RaceContext { continuation.resume(returning: body()) }, caller: "onDedicatedThread(_:)")
+        pthread_detach(thread)
+    }
+}
+
 private final class _RaceContext: Sendable {
     let body: @Sendable () -> Void
     init(body: @escaping @Sendable () -> Void) {

@@ -67,19 +67,25 @@ extension StressSuite {
                 end.ended.store(true, ordering: .releasing)
             }
             var subscriber: Subscriber<TrackedObject, Int>?
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
             while subscriber == nil {
+                // A bound, so that a starved task fails the run instead of hanging it.
+                guard ContinuousClock.now < deadline else { fatalError("the iterating task did not subscribe within 30 s") }
                 sched_yield()
                 subscriber = source.withLock { $0 }
             }
             return Round(subscriber: subscriber!, task: task, end: end)
         }
 
-        @Test func producerConsumerAndCancellationRace() {
+        /// The rounds run on a thread of their own: each round's setup and
+        /// check wait for the iterating task, which needs a Swift concurrency
+        /// thread to run on.
+        @Test func producerConsumerAndCancellationRace() async {
             let check = LeakCheck()
             let live = TrackedObject.liveCount
-            do {
+            let rounds = 1_000 * stressScale
+            let counts = await onDedicatedThread { () -> IterationCounts in
                 let counts = IterationCounts()
-                let rounds = 1_000 * stressScale
                 raceRounds(
                     threads: 2,
                     rounds: rounds,
@@ -101,13 +107,14 @@ extension StressSuite {
                         if !round.end.ended.load(ordering: .acquiring) { counts.stuck.add(1, ordering: .relaxed) }
                     }
                 )
-                #expect(counts.stuck.load(ordering: .relaxed) == 0, "every iteration ended")
-                #expect(counts.misordered.load(ordering: .relaxed) == 0)
-                #expect(counts.subscribed.load(ordering: .relaxed) == rounds)
-                #expect(counts.disposed.load(ordering: .relaxed) == rounds, "each subscription disposed exactly once")
-                // Only `failing` throws.
-                #expect(counts.failures.load(ordering: .relaxed) <= rounds / Self.buffers.count + 1)
+                return counts
             }
+            #expect(counts.stuck.load(ordering: .relaxed) == 0, "every iteration ended")
+            #expect(counts.misordered.load(ordering: .relaxed) == 0)
+            #expect(counts.subscribed.load(ordering: .relaxed) == rounds)
+            #expect(counts.disposed.load(ordering: .relaxed) == rounds, "each subscription disposed exactly once")
+            // Only `failing` throws.
+            #expect(counts.failures.load(ordering: .relaxed) <= rounds / Self.buffers.count + 1)
             #expect(check.leaks() == nil)
             #expect(TrackedObject.liveCount == live, "every value released exactly once")
             for buffer in Self.buffers {
