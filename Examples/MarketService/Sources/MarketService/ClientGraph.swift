@@ -7,6 +7,10 @@ import SignalKitLogging
 import SignalKitMetrics
 import SignalKitNIO
 
+/// The name of every client's graph: its log lines, its metrics and its
+/// buffer's statistics are under it.
+let clientGraphName = "client-graph"
+
 /// One WebSocket client's signal graph: the latest tick of each of its
 /// instruments (`combineLatest`), only when something changed
 /// (`distinctUntilChanged`), at most one update per `rateLimit` window
@@ -35,7 +39,7 @@ public func clientGraph(
     }
     return limited
         |> deliverOn(eventLoop)
-        |> named("client-graph")
+        |> named(clientGraphName)
         |> logEvents([.subscribed, .error, .disposed], to: .logger(logger))
         |> metered("client-graph")
 }

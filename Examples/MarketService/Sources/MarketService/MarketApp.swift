@@ -20,6 +20,10 @@ public struct MarketConfiguration: Sendable {
     public var rateLimit: Duration = .milliseconds(50)
     /// Updates a slow client may have waiting; older ones are dropped.
     public var clientBuffer = 8
+    /// Each WebSocket's kernel send buffer (SO_SNDBUF), in bytes; nil: the
+    /// system's, which grows to megabytes and so holds minutes of a slow
+    /// client's updates before its writes wait and `clientBuffer` drops.
+    public var clientSendBuffer: Int?
     /// What builds the per-client pipelines.
     public var engine: Engine = .signalKit
     /// Serve the feed to other instances over gRPC on this port of `host`
@@ -58,9 +62,10 @@ public struct MarketConfiguration: Sendable {
 /// * `GET /snapshot/:instrument`: the instrument's latest tick (from its
 ///   `ValuePromise`), the same format.
 /// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>
-///   servedCalls=<n> upstreamFailures=<n> listingEpoch=<n>` (the gRPC calls
-///   this instance serves, its failed upstream calls, the instrument-list
-///   feed's epoch).
+///   servedCalls=<n> upstreamFailures=<n> listingEpoch=<n> clientDrops=<n>
+///   clientBufferDepth=<n>` (the gRPC calls this instance serves, its failed
+///   upstream calls, the instrument-list feed's epoch, the updates slow
+///   clients lost and those waiting for the clients now).
 /// * `GET /instruments`: `listed=<n> delisted=<i,j,…>`;
 ///   `POST /instruments/:instrument/delist` and `…/list` change the shared
 ///   list (`changed` or `unchanged`; 404 without `postgres`). A WebSocket
@@ -161,6 +166,9 @@ public final class MarketService: Sendable {
                 else { return .dontUpgrade }
                 let eventLoop = channel.eventLoop
                 self.loopLag.start(on: eventLoop)
+                if let bytes = self.configuration.clientSendBuffer {
+                    _ = channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes))
+                }
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await self.serve(instruments, on: eventLoop, inbound: inbound, outbound: outbound)
                 }
@@ -235,7 +243,10 @@ public final class MarketService: Sendable {
             logger: logger,
             emitted: probe.emitted
         )
-        let updates = graph.values(bufferingPolicy: .bufferingNewest(configuration.clientBuffer))
+        // A client that reads slower than its updates come loses the oldest
+        // waiting ones (counted: `/stats`' clientDrops, the metrics'
+        // signalkit_buffer_drops_total).
+        let updates = (graph |> named(clientGraphName)).values(buffer: .droppingOldest(beyond: configuration.clientBuffer))
         await withThrowingTaskGroup(of: Void.self) { group in
             // Ends when the client closes (or drops) the connection.
             group.addTask {
@@ -253,11 +264,18 @@ public final class MarketService: Sendable {
         }
     }
 
-    /// `clients=… liveSubscriptions=… liveBags=… servedCalls=… upstreamFailures=… listingEpoch=…`.
+    /// `clients=… liveSubscriptions=… liveBags=… servedCalls=… upstreamFailures=… listingEpoch=…
+    /// clientDrops=… clientBufferDepth=…`.
     public func stats() -> String {
-        "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
+        // The clients' buffers (SignalKit engine): drops since the start, and
+        // the updates waiting now, over every client.
+        let buffers = SignalKitDebug.bufferStatistics().filter { $0.name == clientGraphName }
+        let drops = buffers.reduce(0) { $0 + $1.drops }
+        let depth = buffers.reduce(0) { $0 + $1.depth }
+        return "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
             + "liveBags=\(SignalKitDebug.liveBags) servedCalls=\(servedCalls.value.load(ordering: .relaxed)) "
-            + "upstreamFailures=\(remote?.failedCalls ?? 0) listingEpoch=\(listing?.epoch ?? 0)"
+            + "upstreamFailures=\(remote?.failedCalls ?? 0) listingEpoch=\(listing?.epoch ?? 0) "
+            + "clientDrops=\(drops) clientBufferDepth=\(depth)"
     }
 
     /// The instruments of `/ws?instruments=1,2,3`, or nil if malformed.

@@ -6,11 +6,13 @@ import SignalKit
 
 // market-server [--port N] [--instruments N] [--rate TICKS_PER_SECOND] [--rate-limit-ms N]
 //               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
-//               [--postgres postgres://USER@HOST:PORT/DATABASE]
+//               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
-// running a feed; --postgres shares the instrument list (see README.md).
+// running a feed; --postgres shares the instrument list (see README.md);
+// --client-send-buffer sets each WebSocket's SO_SNDBUF (the kernel's
+// default grows to megabytes, which hides a slow client for minutes).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -27,6 +29,7 @@ while let argument = arguments.next() {
     case "--instruments": configuration.instruments = integer()
     case "--rate": configuration.ticksPerSecond = integer()
     case "--rate-limit-ms": configuration.rateLimit = .milliseconds(integer())
+    case "--client-send-buffer": configuration.clientSendBuffer = integer()
     case "--grpc-port": configuration.grpcPort = integer()
     case "--engine":
         guard let engine = MarketConfiguration.Engine(rawValue: value) else {

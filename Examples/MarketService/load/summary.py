@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+# This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+"""One line of load.py's JSON result (read from stdin), for scripts/test's summary."""
+import json
+import sys
+
+result = json.loads(sys.stdin.read().strip().splitlines()[-1])
+latency = result["latency_us"]
+line = "{} updates/s, p50 {:.0f} us, p99 {:.0f} us".format(result["updates_per_second"], latency["p50"], latency["p99"])
+overload = result.get("overload")
+if overload:
+    rss = overload["server_rss_mb"]
+    p99 = overload["fast_clients_p99_us"]
+    line += "; {} slow clients for {:.0f} s: {} updates dropped, server RSS {} -> {} MB, others' p99 {:.0f} -> {:.0f} us".format(
+        overload["slow_clients"], overload["seconds"], overload["client_drops"], rss["before"], rss["after"],
+        p99["without_slow"], p99["with_slow"],
+    )
+print(line)
