@@ -63,7 +63,11 @@ enum _Admission<E> {
 class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
     let policy: SignalBuffer<E>
     let counters: _BufferCounters
-    let mutex = _Mutex()
+    /// Adaptive: producer and drain take it for a few dozen instructions
+    /// each, on two cores at once; sleeping at once on a held lock (a plain
+    /// mutex) cost a futex call per value. W12 measured 1,955–2,061 ns per
+    /// value with a plain mutex, 1,486–1,493 with this one, same run.
+    let mutex = _Mutex(spinningBeforeSleep: ())
     private let condition = _Condition()
     /// Guarded by `mutex`.
     nonisolated(unsafe) var state = _BoundaryState<T, E>()

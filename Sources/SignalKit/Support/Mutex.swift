@@ -33,6 +33,21 @@ struct _Mutex: @unchecked Sendable {
         _signalKitRequire(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
     }
 
+    /// A mutex that spins briefly before sleeping when it finds the lock held
+    /// (glibc's adaptive mutex; elsewhere a plain one).
+    init(spinningBeforeSleep: Void) {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: pthread_mutex_t())
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        #if canImport(Glibc)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #endif
+        let status = pthread_mutex_init(pointer, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        _signalKitRequire(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
+    }
+
     /// Frees the mutex. The owner calls it exactly once, from its `deinit`.
     @usableFromInline
     func destroy() {
