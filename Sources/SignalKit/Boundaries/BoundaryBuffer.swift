@@ -60,14 +60,14 @@ enum _Admission<E> {
 ///
 /// `@unchecked Sendable`: `state` is guarded by `mutex`; the rest is
 /// immutable or thread-safe.
-class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
+package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
     let policy: SignalBuffer<E>
     let counters: _BufferCounters
     /// Adaptive: producer and drain take it for a few dozen instructions
-    /// each, on two cores at once; sleeping at once on a held lock (a plain
-    /// mutex) cost a futex call per value. W12 measured 1,955–2,061 ns per
-    /// value with a plain mutex, 1,486–1,493 with this one, same run.
-    let mutex = _Mutex(spinningBeforeSleep: ())
+    /// each, on two cores at once; a plain mutex sleeps in the kernel at
+    /// once on a held lock. W12 measured 1,955–2,061 ns per value with a
+    /// plain mutex, 1,486–1,493 with this one, same run.
+    let mutex = _Mutex(adaptive: true)
     private let condition = _Condition()
     /// Guarded by `mutex`.
     nonisolated(unsafe) var state = _BoundaryState<T, E>()
@@ -93,7 +93,7 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
     /// is full) tells whether the calling thread is the one that must empty
     /// it, in which case waiting would deadlock: the process stops with a
     /// message naming `consumerName`.
-    func admit(_ value: T, consumerName: String, isConsumer: () -> Bool) -> _Admission<E> {
+    func admit(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) -> _Admission<E> {
         var pending = value
         mutex.lock()
         while true {
@@ -119,7 +119,7 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
                 if isConsumer() {
                     mutex.unlock()
                     _signalKitMisuse(
-                        "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName) that "
+                        "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName()) that "
                             + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
                             + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
                     )
@@ -164,7 +164,7 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
 }
 
 /// A bounded buffer emptied by drains on an executor (the queue and pool
-/// hop, the actor delivery): the producer side that starts a drain per
+/// hop, the actor delivery) or by a task (`_TaskDrainedBuffer`): the producer side that starts a drain per
 /// burst, the drain's batch and its delivery, and the stop flag a disposal
 /// or a `failing` overflow sets. A subclass says how a drain is scheduled
 /// (`scheduleDrain`) and runs it, taking batches with `state.take(into:
@@ -173,7 +173,7 @@ class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
 /// `@unchecked Sendable`: as `_BoundaryBuffer`; `batch` is touched only by
 /// the one drain that runs at a time (the `draining` flag, set and cleared
 /// under the mutex, admits one).
-class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendable {
+package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendable {
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
     /// The values the drain is delivering (the drain's own).
@@ -194,8 +194,8 @@ class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendab
     /// A value from upstream (serial): the policy decides; the first value of
     /// a burst schedules a drain; a `failing` overflow stops the values (its
     /// error waits in the state as the terminal event) and disposes upstream.
-    func offerValue(_ value: T, consumerName: String, isConsumer: () -> Bool) {
-        switch admit(value, consumerName: consumerName, isConsumer: isConsumer) {
+    func offerValue(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) {
+        switch admit(value, consumerName: consumerName(), isConsumer: isConsumer) {
         case .accepted(let startDrain):
             if startDrain { scheduleDrain() }
         case .handled:

@@ -29,7 +29,8 @@ package enum _TaskDrainedEvent<T, E> {
 }
 
 /// One subscription's bounded buffer, emptied by one task (see the file
-/// header).
+/// header): a `_DrainedBoundary` whose "drain" is the task parked in
+/// ``next()``, woken by the first value of a burst.
 ///
 /// The task calls ``next()`` in a loop; producers (the signal's callbacks,
 /// serial as a subscriber's always are) call ``send(_:)`` and ``finish(_:)``.
@@ -38,12 +39,9 @@ package enum _TaskDrainedEvent<T, E> {
 /// task (``subscribe(_:)``), which waiting would deadlock.
 ///
 /// `@unchecked Sendable`: `waiter` and `subscribingThread` are guarded by the
-/// buffer's mutex; the rest is immutable or thread-safe.
-package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: @unchecked Sendable {
-    private let buffer: _BoundaryBuffer<T, E>
-    /// The subscription to the signal; disposed by ``cancel()`` and by a
-    /// `failing` overflow.
-    package let upstream = MetaDisposable()
+/// mutex; `batch` is the one consuming task's; the rest as
+/// `_DrainedBoundary`.
+package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, @unchecked Sendable {
     /// The task, suspended in `next()` while nothing waits.
     private nonisolated(unsafe) var waiter: CheckedContinuation<Void, Never>?
     /// The thread in ``subscribe(_:)``, while it runs.
@@ -52,20 +50,17 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: @unchecked Sen
     /// A buffer under `policy`, counted under `name` in
     /// `SignalKitDebug.bufferStatistics()`.
     package init(policy: SignalBuffer<E>, name: String) {
-        buffer = _BoundaryBuffer(
-            policy: policy,
-            counters: _BufferRegistry.shared.counters(name: name, policy: policy.description)
-        )
+        super.init(policy: policy, counters: _BufferRegistry.shared.counters(name: name, policy: policy.description))
     }
 
     /// Runs `start` (which subscribes the signal and returns its handle,
-    /// kept in ``upstream``) with the calling thread marked as the
-    /// consumer's: a `blocking` value sent into the full buffer while it runs
-    /// stops the process with a message instead of deadlocking.
+    /// kept as the upstream subscription) with the calling thread marked as
+    /// the consumer's: a `blocking` value sent into the full buffer while it
+    /// runs stops the process with a message instead of deadlocking.
     package func subscribe(_ start: () -> any Disposable) {
-        buffer.mutex.withLock { subscribingThread = pthread_self() }
+        mutex.withLock { subscribingThread = pthread_self() }
         let handle = start()
-        buffer.mutex.withLock { subscribingThread = nil }
+        mutex.withLock { subscribingThread = nil }
         upstream.set(handle)
     }
 
@@ -73,28 +68,17 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: @unchecked Sen
     /// `failing` overflow ends the stream with the policy's error and
     /// disposes the subscription.
     package func send(_ value: T) {
-        let admission = buffer.admit(
+        offerValue(
             value,
             consumerName: "task that awaits it (while that task subscribed the signal)",
             isConsumer: { subscribingThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
         )
-        switch admission {
-        case .accepted(let startConsumer):
-            if startConsumer { wake() }
-        case .handled:
-            break
-        case .overflowed(_, let startConsumer):
-            if startConsumer { wake() }
-            upstream.dispose()
-        }
     }
 
     /// The signal's end: it waits behind the values. A second end, or one
     /// after an overflow or ``cancel()``, is ignored.
     package func finish(_ error: E?) {
-        let event: _BoundaryTerminal<E> = error.map { .failed($0) } ?? .completed
-        let startConsumer = buffer.mutex.withLock { buffer.state.offerTerminal(event) }
-        if startConsumer == true { wake() }
+        offerTerminal(error.map { .failed($0) } ?? .completed)
     }
 
     /// Ends the stream at once: the waiting values are released, blocked
@@ -102,63 +86,62 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: @unchecked Sen
     /// returns ``_TaskDrainedEvent/cancelled``, and the subscription is
     /// disposed.
     package func cancel() {
-        buffer.disposeBuffer()
+        disposeBuffer()
         wake()
         upstream.dispose()
+    }
+
+    /// The first value of a burst, or the end: the parked task wakes.
+    override func scheduleDrain() {
+        wake()
     }
 
     /// The next batch of values, or the end; suspends while nothing waits.
     /// One task calls it, until it returns something else than `.values`.
     package func next() async -> _TaskDrainedEvent<T, E> {
-        if let event = poll() { return event }
+        if let event = mutex.withLock({ takeLocked() }) { return finished(event) }
         var event: _TaskDrainedEvent<T, E>?
         while event == nil {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Checked and parked under the lock a producer's wake-up takes.
-                buffer.mutex.lock()
-                var batch = _FIFO<T>()
-                switch takeLocked(into: &batch) {
-                case .some(let taken):
-                    buffer.mutex.unlock()
-                    event = taken ?? .values(Array(drained: &batch))
-                    continuation.resume()
-                case .none:
-                    waiter = continuation
-                    buffer.mutex.unlock()
-                }
+                mutex.lock()
+                event = takeLocked()
+                if event == nil { waiter = continuation }
+                mutex.unlock()
+                if event != nil { continuation.resume() }
             }
         }
-        return event!
+        return finished(event!)
     }
 
-    /// Takes what waits without suspending; nil when nothing does.
-    private func poll() -> _TaskDrainedEvent<T, E>? {
-        var batch = _FIFO<T>()
-        let taken = buffer.mutex.withLock { takeLocked(into: &batch) }
-        guard let taken else { return nil }
-        return taken ?? .values(Array(drained: &batch))
-    }
-
-    /// With the mutex held: `.some(nil)` when values were moved into
-    /// `batch`, `.some(event)` for an end, `nil` when nothing waits.
-    private func takeLocked(into batch: inout _FIFO<T>) -> _TaskDrainedEvent<T, E>?? {
-        if buffer.state.disposed { return .some(.cancelled) }
-        switch buffer.state.take(into: &batch) {
+    /// With the mutex held: the end, `.values([])` when values were moved
+    /// into `batch` (see `finished`), nil when nothing waits (the task may
+    /// park: the next value wakes it).
+    private func takeLocked() -> _TaskDrainedEvent<T, E>? {
+        if state.disposed { return .cancelled }
+        switch state.take(into: &batch) {
         case .values:
-            buffer.wakeBlockedProducersLocked()
-            return .some(nil)
+            wakeBlockedProducersLocked()
+            return .values([])
         case .terminal(.completed):
-            return .some(.completed)
+            return .completed
         case .terminal(.failed(let error)):
-            return .some(.failed(error))
+            return .failed(error)
         case .idle:
             return nil
         }
     }
 
+    /// `event`, its values taken out of `batch` outside the lock (the emptied
+    /// batch's storage goes back to the producer side at the next take).
+    private func finished(_ event: _TaskDrainedEvent<T, E>) -> _TaskDrainedEvent<T, E> {
+        guard case .values = event else { return event }
+        return .values(Array(drained: &batch))
+    }
+
     /// Resumes the parked task, if it is parked.
     private func wake() {
-        let parked = buffer.mutex.withLock { () -> CheckedContinuation<Void, Never>? in
+        let parked = mutex.withLock { () -> CheckedContinuation<Void, Never>? in
             defer { waiter = nil }
             return waiter
         }

@@ -25,23 +25,17 @@ import Darwin
 struct _Mutex: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<pthread_mutex_t>
 
+    /// A mutex; `adaptive`: one that spins briefly before sleeping when it
+    /// finds the lock held (glibc's adaptive mutex; elsewhere a plain one),
+    /// for locks two cores take at once for a few dozen instructions each.
     @usableFromInline
-    init() {
-        pointer = .allocate(capacity: 1)
-        pointer.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(pointer, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_mutex_init failed (\(status))")
-    }
-
-    /// A mutex that spins briefly before sleeping when it finds the lock held
-    /// (glibc's adaptive mutex; elsewhere a plain one).
-    init(spinningBeforeSleep: Void) {
+    init(adaptive: Bool = false) {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         #if canImport(Glibc)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        if adaptive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
         #endif
         let status = pthread_mutex_init(pointer, &attributes)
         pthread_mutexattr_destroy(&attributes)
