@@ -69,7 +69,7 @@ extension GRPCClient {
                     subscriber.putError(RPCError(signalError: error))
                 }
             }
-            return ActionDisposable { task.cancel() }
+            return subscriber._disposable(cancelling: task)
         }
     }
 }

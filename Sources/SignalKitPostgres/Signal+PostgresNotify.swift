@@ -155,9 +155,10 @@ extension Signal where T == String, E == NoError {
             let task = Task {
                 await sink.run(channel: channel, configuration: configuration, logger: logger, subscriber: subscriber)
             }
+            let cancellation = subscriber._disposable(cancelling: task)
             return ActionDisposable {
                 upstream.dispose()
-                task.cancel()
+                cancellation.dispose()
             }
         }
     }

@@ -49,6 +49,41 @@ public func onDedicatedThread<Result: Sendable>(_ body: @escaping @Sendable () -
     }
 }
 
+/// Runs `body` on a new thread whose stack is `stackSize` bytes, waits for it
+/// and returns its result.
+///
+/// For stack-safety tests: a loop that should run in constant stack is run
+/// on a small stack, so that a regression to recursion crashes after a few
+/// thousand iterations instead of needing millions to exhaust the default
+/// 8 MiB (a test that runs ten times faster, and fails the same way).
+/// Record issues after it returns, on the test's task: `#expect` needs the
+/// task-local state of the test that a new thread does not have.
+///
+/// - Parameters:
+///   - stackSize: the thread's stack in bytes, at least `PTHREAD_STACK_MIN`.
+///   - body: runs once, on the new thread.
+public func onThread<Result: Sendable>(stackSize: Int, _ body: @escaping @Sendable () -> Result) -> Result {
+    let result = _ResultBox<Result>()
+    let attributes = UnsafeMutablePointer<pthread_attr_t>.allocate(capacity: 1)
+    pthread_attr_init(attributes)
+    defer {
+        pthread_attr_destroy(attributes)
+        attributes.deallocate()
+    }
+    let status = pthread_attr_setstacksize(attributes, max(stackSize, Int(PTHREAD_STACK_MIN)))
+    guard status == 0 else { fatalError("onThread(stackSize:): pthread_attr_setstacksize failed (\(status))") }
+    let thread = _startThread(_RaceContext { result.value = body() }, attributes: attributes, caller: "onThread(stackSize:)")
+    pthread_join(thread, nil)
+    // pthread_join orders the thread's write before this read.
+    return result.value!
+}
+
+/// A thread's result, written by the thread before it ends and read after
+/// `pthread_join` (which orders the two).
+private final class _ResultBox<Value>: @unchecked Sendable {
+    var value: Value?
+}
+
 private final class _RaceContext: Sendable {
     let body: @Sendable () -> Void
     init(body: @escaping @Sendable () -> Void) {
@@ -58,11 +93,15 @@ private final class _RaceContext: Sendable {
 
 /// Starts a thread that runs `context.body` (the thread owns the context);
 /// `caller` names the failing function if the thread cannot be created.
-private func _startThread(_ context: _RaceContext, caller: StaticString) -> pthread_t {
+private func _startThread(
+    _ context: _RaceContext,
+    attributes: UnsafePointer<pthread_attr_t>? = nil,
+    caller: StaticString
+) -> pthread_t {
     let raw = Unmanaged.passRetained(context).toOpaque()
     var thread = pthread_t()
     let status = pthread_create(
-        &thread, nil,
+        &thread, attributes,
         { raw in
             let context = Unmanaged<_RaceContext>.fromOpaque(raw!).takeRetainedValue()
             context.body()

@@ -37,7 +37,7 @@ extension Signal {
                 }
                 if !Task.isCancelled { subscriber.putCompletion() }
             }
-            return ActionDisposable { task.cancel() }
+            return subscriber._disposable(cancelling: task)
         }
     }
 }
@@ -68,7 +68,7 @@ extension Signal where E: Error {
                     if !Task.isCancelled { subscriber.putError(error) }
                 }
             }
-            return ActionDisposable { task.cancel() }
+            return subscriber._disposable(cancelling: task)
         }
     }
 }
@@ -112,7 +112,7 @@ extension Signal where E: Error {
                     if !Task.isCancelled { subscriber.putError(error) }
                 }
             }
-            return ActionDisposable { task.cancel() }
+            return subscriber._disposable(cancelling: task)
         }
     }
 }
@@ -131,7 +131,7 @@ extension Signal where E == NoError {
                 await body(subscriber)
                 if !Task.isCancelled { subscriber.putCompletion() }
             }
-            return ActionDisposable { task.cancel() }
+            return subscriber._disposable(cancelling: task)
         }
     }
 }

@@ -109,4 +109,26 @@ extension Subscriber {
     func registerSourceEntry(bag: _SubscriberBagBase, key: UInt64, owner: AnyObject?) {
         subscription._withUnsafeGuaranteedRef { $0.registerSourceEntry(bag: bag, key: key, owner: owner) }
     }
+
+    /// The disposable of a generator whose work runs in `task`: it ends this
+    /// subscription's delivery, then cancels the task.
+    ///
+    /// Events a generator emits synchronously while being disposed are
+    /// delivered (SwiftSignalKit's order: the generator's disposable runs
+    /// before the subscriber is terminated). A task is not synchronous: it
+    /// runs on another thread and may send right after it notices the
+    /// cancellation, before the disposal has terminated the subscriber. Ending
+    /// the delivery first (the terminal transition, with no terminal event)
+    /// makes "nothing after the disposal" hold for it: whatever the task
+    /// sends once it can see the cancellation is ignored.
+    ///
+    /// Only for a disposable that the subscription runs (the generator's):
+    /// the handle's disposal, or a terminal event, runs it, and finishes the
+    /// release of the callbacks and keep-alive objects itself.
+    package func _disposable<Success, Failure>(cancelling task: Task<Success, Failure>) -> any Disposable {
+        ActionDisposable {
+            self.subscription._withUnsafeGuaranteedRef { _ = $0.performTerminalTransition() }
+            task.cancel()
+        }
+    }
 }

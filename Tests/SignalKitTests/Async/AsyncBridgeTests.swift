@@ -1,7 +1,15 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SignalKit
 import SignalKitTesting
+import Synchronization
 import Testing
 
 private enum Boom: Error, Equatable { case boom }
@@ -87,17 +95,23 @@ private enum Boom: Error, Equatable { case boom }
         var iterator = probe.watch(pipe.signal()).values(bufferingPolicy: .bufferingOldest(0)).makeAsyncIterator()
         async let first = iterator.next()
         await probe.waitForSubscriptions(1)
-        // The consumer may not wait yet: send until it has taken one.
-        let sender = Task {
+        // The consumer may not wait yet: send until it has taken one, from a
+        // thread of its own (a sending task would compete with the consumer
+        // for the few Swift concurrency threads; under a sanitizer, beside
+        // other tests, the consumer could then wait for minutes).
+        let taken = Synchronization.Atomic<Bool>(false)
+        async let sent: Void = onDedicatedThread {
             var value = 0
-            while !Task.isCancelled {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+            while !taken.load(ordering: .acquiring) && ContinuousClock.now < deadline {
                 value += 1
                 pipe.putNext(value)
-                await Task.yield()
+                sched_yield()
             }
         }
         let value = await first
-        sender.cancel()
+        taken.store(true, ordering: .releasing)
+        await sent
         #expect(value != nil)
     }
 

@@ -17,8 +17,8 @@ import Testing
 // delivery from concurrent inputs) by the stress suite
 // (SignalKitStressTests/RACOperatorsStressTests.swift); C20 (naming) by
 // Debugging/DebuggingTests.swift; C24 (stack-safe retry) by
-// RACRetryTests.aMillionSynchronousRetriesRunInConstantStack and
-// RACFlattenTests.aMillionSynchronousInnersRunInConstantStack.
+// RACRetryTests.manySynchronousRetriesRunInConstantStack and
+// RACFlattenTests.manySynchronousInnersRunInConstantStack.
 
 @Suite struct RACDesignGuidelineTests {
     // MARK: C8 — errors propagate immediately and dispose the other inputs

@@ -5,12 +5,13 @@ import SignalKitTesting
 import Testing
 
 // Stack safety (a deviation from SwiftSignalKit): restart, restartIfError, recurse, retry, then, queue and
-// mapToQueue run a million iterations over synchronously completing sources
-// in constant stack. Each test here recurses a million times (several frames
-// each) under SwiftSignalKit's recursive scheme, far beyond an 8 MB stack.
+// mapToQueue run their iterations over synchronously completing sources in
+// constant stack. Each test here runs `StackSafety.iterations` (100,000; a
+// million in the release pass) on a 1 MiB stack: SwiftSignalKit's recursive
+// scheme (several frames per iteration) overflows it within a few thousand.
 
 @Suite struct StackSafetyTests {
-    static let iterations = 1_000_000
+    static let iterations = StackSafety.iterations
 
     /// A source that, at its n-th subscription, runs `body(n, subscriber)`
     /// (synchronous emissions). Lightweight: no log, nothing retained.
@@ -45,145 +46,176 @@ import Testing
 
     // MARK: - Restart family
 
-    @Test func restartOverAMillionSynchronousCompletions() {
-        let source: Signal<Int, String> = counted { index, subscriber in
-            if index <= Self.iterations {
-                subscriber.putNext(1)
-                subscriber.putCompletion()
-            } else {
-                subscriber.putError("stop")
+    @Test func restartOverManySynchronousCompletions() {
+        let outcome = StackSafety.run {
+            let source: Signal<Int, String> = counted { index, subscriber in
+                if index <= Self.iterations {
+                    subscriber.putNext(1)
+                    subscriber.putCompletion()
+                } else {
+                    subscriber.putError("stop")
+                }
             }
+            let outcome = Outcome()
+            _ = outcome.start(source |> restart)
+            return outcome
         }
-        let outcome = Outcome()
-        _ = outcome.start(source |> restart)
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "error stop")
     }
 
     @Test func restartStoppedByDisposingTheHandleFromTheNextCallback() {
-        // The first subscription completes later, from outside; the million
+        // The first subscription completes later, from outside; the
         // synchronous resubscriptions then run inside that completion, and the
         // next callback disposes the handle when the count is reached.
-        let first = Shared<Subscriber<Int, NoError>?>(nil)
-        let subscriptions = Shared(0)
-        let source = Signal<Int, NoError> { subscriber in
-            subscriptions.value += 1
-            if subscriptions.value == 1 {
-                first.value = subscriber
-            } else {
-                subscriber.putNext(subscriptions.value)
-                subscriber.putCompletion()
+        let (count, subscriptions) = StackSafety.run {
+            let first = Shared<Subscriber<Int, NoError>?>(nil)
+            let subscriptions = Shared(0)
+            let source = Signal<Int, NoError> { subscriber in
+                subscriptions.value += 1
+                if subscriptions.value == 1 {
+                    first.value = subscriber
+                } else {
+                    subscriber.putNext(subscriptions.value)
+                    subscriber.putCompletion()
+                }
+                return EmptyDisposable
             }
-            return EmptyDisposable
+            let handle = Shared<(any Disposable)?>(nil)
+            let count = Shared(0)
+            handle.value = (source |> restart).start(next: { _ in
+                count.value += 1
+                if count.value == Self.iterations { handle.value?.dispose() }
+            })
+            first.value?.putCompletion()
+            first.value = nil
+            handle.value = nil
+            return (count.value, subscriptions.value)
         }
-        let handle = Shared<(any Disposable)?>(nil)
-        let count = Shared(0)
-        handle.value = (source |> restart).start(next: { _ in
-            count.value += 1
-            if count.value == Self.iterations { handle.value?.dispose() }
-        })
-        first.value?.putCompletion()
-        first.value = nil
-        #expect(count.value == Self.iterations)
-        #expect(subscriptions.value == Self.iterations + 1)
-        handle.value = nil
+        #expect(count == Self.iterations)
+        #expect(subscriptions == Self.iterations + 1)
     }
 
-    @Test func recurseOverAMillionSynchronousCompletions() {
-        let source: Signal<Int, String> = counted { index, subscriber in
-            if index <= Self.iterations {
-                subscriber.putNext(1)
-                subscriber.putCompletion()
-            } else {
-                subscriber.putError("stop")
+    @Test func recurseOverManySynchronousCompletions() {
+        let outcome = StackSafety.run {
+            let source: Signal<Int, String> = counted { index, subscriber in
+                if index <= Self.iterations {
+                    subscriber.putNext(1)
+                    subscriber.putCompletion()
+                } else {
+                    subscriber.putError("stop")
+                }
             }
+            let outcome = Outcome()
+            _ = outcome.start(source |> recurse(nil))
+            return outcome
         }
-        let outcome = Outcome()
-        _ = outcome.start(source |> recurse(nil))
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "error stop")
     }
 
-    @Test func restartIfErrorOverAMillionSynchronousErrors() {
-        let source: Signal<Int, String> = counted { index, subscriber in
-            subscriber.putNext(1)
-            if index <= Self.iterations { subscriber.putError("e") } else { subscriber.putCompletion() }
+    @Test func restartIfErrorOverManySynchronousErrors() {
+        let outcome = StackSafety.run {
+            let source: Signal<Int, String> = counted { index, subscriber in
+                subscriber.putNext(1)
+                if index <= Self.iterations { subscriber.putError("e") } else { subscriber.putCompletion() }
+            }
+            let outcome = Outcome()
+            _ = outcome.start(source |> restartIfError)
+            return outcome
         }
-        let outcome = Outcome()
-        _ = outcome.start(source |> restartIfError)
         #expect(outcome.values == Self.iterations + 1)
         #expect(outcome.terminal == "completed")
     }
 
-    @Test func restartOrMapErrorOverAMillionSynchronousRestarts() {
-        let source: Signal<Int, Int> = counted { index, subscriber in subscriber.putError(index) }
-        let outcome = Outcome()
-        _ = outcome.start(
-            source
-                |> restartOrMapError { (index: Int) -> RestartOrMapErrorCondition<String> in
-                    index <= Self.iterations ? .restart : .error("after \(index - 1) restarts")
-                })
+    @Test func restartOrMapErrorOverManySynchronousRestarts() {
+        let outcome = StackSafety.run {
+            let source: Signal<Int, Int> = counted { index, subscriber in subscriber.putError(index) }
+            let outcome = Outcome()
+            _ = outcome.start(
+                source
+                    |> restartOrMapError { (index: Int) -> RestartOrMapErrorCondition<String> in
+                        index <= Self.iterations ? .restart : .error("after \(index - 1) restarts")
+                    })
+            return outcome
+        }
         #expect(outcome.terminal == "error after \(Self.iterations) restarts")
     }
 
-    @Test func retryOverAMillionErrorsOnItsQueue() {
-        let scheduler = VirtualTimeScheduler()
-        let queue = scheduler.makeQueue()
-        let source: Signal<Int, String> = counted { index, subscriber in
-            if index <= Self.iterations { subscriber.putError("e") } else { subscriber.putNext(index) }
+    @Test func retryOverManyErrorsOnItsQueue() {
+        let (outcome, pending) = StackSafety.run {
+            let scheduler = VirtualTimeScheduler()
+            let queue = scheduler.makeQueue()
+            let source: Signal<Int, String> = counted { index, subscriber in
+                if index <= Self.iterations { subscriber.putError("e") } else { subscriber.putNext(index) }
+            }
+            let outcome = Outcome()
+            let handle = outcome.start(source |> retry(0, maxDelay: 0, onQueue: queue))
+            scheduler.run(maxSteps: Self.iterations + 1)
+            let pending = scheduler.pendingCount
+            handle.dispose()
+            return (outcome, pending)
         }
-        let outcome = Outcome()
-        let handle = outcome.start(source |> retry(0, maxDelay: 0, onQueue: queue))
-        scheduler.run(maxSteps: Self.iterations + 1)
         #expect(outcome.values == 1 && outcome.sum == Self.iterations + 1)
-        #expect(scheduler.pendingCount == 0)
-        handle.dispose()
+        #expect(pending == 0)
     }
 
     // MARK: - then
 
-    @Test func aLeftFoldedMillionSegmentThenChain() {
-        let outcome = Outcome()
-        do {
-            let chain = (1..<Self.iterations).reduce(Signal<Int, NoError>.single(0)) { chain, value in
-                chain |> then(.single(value))
+    @Test func aLeftFoldedLongThenChain() {
+        let outcome = StackSafety.run {
+            let outcome = Outcome()
+            do {
+                let chain = (1..<Self.iterations).reduce(Signal<Int, NoError>.single(0)) { chain, value in
+                    chain |> then(.single(value))
+                }
+                _ = outcome.start(chain)
             }
-            _ = outcome.start(chain)
+            return outcome
         }
         #expect(outcome.values == Self.iterations)
         #expect(outcome.sum == (Self.iterations - 1) * Self.iterations / 2)
         #expect(outcome.terminal == "completed")
     }
 
-    @Test func aRightFoldedMillionSegmentThenChain() {
-        let outcome = Outcome()
-        do {
-            let chain = (0..<Self.iterations).reversed().reduce(Signal<Int, NoError>.complete()) { chain, value in
-                .single(value) |> then(chain)
+    @Test func aRightFoldedLongThenChain() {
+        let outcome = StackSafety.run {
+            let outcome = Outcome()
+            do {
+                let chain = (0..<Self.iterations).reversed().reduce(Signal<Int, NoError>.complete()) { chain, value in
+                    .single(value) |> then(chain)
+                }
+                _ = outcome.start(chain)
             }
-            _ = outcome.start(chain)
+            return outcome
         }
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "completed")
     }
 
-    @Test func aMillionStepRecursiveDeferredThenLoop() {
-        @Sendable func loop(_ value: Int) -> Signal<Int, NoError> {
-            value == Self.iterations ? .complete() : .single(value) |> then(deferred { loop(value + 1) })
+    @Test func aLongRecursiveDeferredThenLoop() {
+        let outcome = StackSafety.run {
+            @Sendable func loop(_ value: Int) -> Signal<Int, NoError> {
+                value == Self.iterations ? .complete() : .single(value) |> then(deferred { loop(value + 1) })
+            }
+            let outcome = Outcome()
+            _ = outcome.start(loop(0))
+            return outcome
         }
-        let outcome = Outcome()
-        _ = outcome.start(loop(0))
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "completed")
     }
 
-    @Test func aMillionSegmentChainFailingHalfway() {
-        let outcome = Outcome()
-        do {
-            let chain = (1..<Self.iterations).reduce(Signal<Int, String>.single(0)) { chain, value in
-                chain |> then(value == Self.iterations / 2 ? .fail("half") : .single(value))
+    @Test func aLongThenChainFailingHalfway() {
+        let outcome = StackSafety.run {
+            let outcome = Outcome()
+            do {
+                let chain = (1..<Self.iterations).reduce(Signal<Int, String>.single(0)) { chain, value in
+                    chain |> then(value == Self.iterations / 2 ? .fail("half") : .single(value))
+                }
+                _ = outcome.start(chain)
             }
-            _ = outcome.start(chain)
+            return outcome
         }
         #expect(outcome.values == Self.iterations / 2)
         #expect(outcome.terminal == "error half")
@@ -199,46 +231,54 @@ import Testing
         }
     }
 
-    @Test func aMillionQueuedSynchronousInners() {
-        let head = Shared<Subscriber<Int, NoError>?>(nil)
-        let headSignal = asynchronousHead(head)
-        let inner = Signal<Int, NoError>.single(1)
-        let outer = Signal<Signal<Int, NoError>, NoError> { subscriber in
-            subscriber.putNext(headSignal)
-            for _ in 0..<Self.iterations { subscriber.putNext(inner) }
-            subscriber.putCompletion()
-            return EmptyDisposable
+    @Test func manyQueuedSynchronousInners() {
+        let (before, outcome) = StackSafety.run {
+            let head = Shared<Subscriber<Int, NoError>?>(nil)
+            let headSignal = asynchronousHead(head)
+            let inner = Signal<Int, NoError>.single(1)
+            let outer = Signal<Signal<Int, NoError>, NoError> { subscriber in
+                subscriber.putNext(headSignal)
+                for _ in 0..<Self.iterations { subscriber.putNext(inner) }
+                subscriber.putCompletion()
+                return EmptyDisposable
+            }
+            let outcome = Outcome()
+            _ = outcome.start(outer |> queue)
+            let before = (outcome.values, outcome.terminal)
+            head.value?.putCompletion()  // the queued inners run inside this callback
+            head.value = nil
+            return (before, outcome)
         }
-        let outcome = Outcome()
-        _ = outcome.start(outer |> queue)
-        #expect(outcome.values == 0 && outcome.terminal == nil)
-        head.value?.putCompletion()  // the million queued inners run inside this callback
-        head.value = nil
+        #expect(before.0 == 0 && before.1 == nil)
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "completed")
     }
 
-    @Test func aMillionMapToQueueInners() {
-        let head = Shared<Subscriber<Int, NoError>?>(nil)
-        let headSignal = asynchronousHead(head)
-        let inner = Signal<Int, NoError>.single(1)
-        let transforms = Shared(0)
-        let outer = Signal<Int, NoError> { subscriber in
-            for index in 0...Self.iterations { subscriber.putNext(index) }
-            subscriber.putCompletion()
-            return EmptyDisposable
+    @Test func manyMapToQueueInners() {
+        let (transforms, valuesBefore, outcome) = StackSafety.run {
+            let head = Shared<Subscriber<Int, NoError>?>(nil)
+            let headSignal = asynchronousHead(head)
+            let inner = Signal<Int, NoError>.single(1)
+            let transforms = Shared(0)
+            let outer = Signal<Int, NoError> { subscriber in
+                for index in 0...Self.iterations { subscriber.putNext(index) }
+                subscriber.putCompletion()
+                return EmptyDisposable
+            }
+            let outcome = Outcome()
+            _ = outcome.start(
+                outer
+                    |> mapToQueue { (index: Int) -> Signal<Int, NoError> in
+                        transforms.value += 1
+                        return index == 0 ? headSignal : inner
+                    })
+            let valuesBefore = outcome.values
+            head.value?.putCompletion()
+            head.value = nil
+            return (transforms.value, valuesBefore, outcome)
         }
-        let outcome = Outcome()
-        _ = outcome.start(
-            outer
-                |> mapToQueue { (index: Int) -> Signal<Int, NoError> in
-                    transforms.value += 1
-                    return index == 0 ? headSignal : inner
-                })
-        #expect(transforms.value == Self.iterations + 1, "the transform runs eagerly, at arrival")
-        #expect(outcome.values == 0)
-        head.value?.putCompletion()
-        head.value = nil
+        #expect(transforms == Self.iterations + 1, "the transform runs eagerly, at arrival")
+        #expect(valuesBefore == 0)
         #expect(outcome.values == Self.iterations)
         #expect(outcome.terminal == "completed")
     }

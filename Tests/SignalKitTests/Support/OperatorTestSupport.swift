@@ -148,3 +148,20 @@ func timedLog<T, E>(
         completed: { log.append("completed at \(scheduler.now)") }
     )
 }
+
+/// The stack-safety tests' scale and stack: a loop that must run in constant
+/// stack runs `iterations` times on a thread with a 1 MiB stack, where a
+/// recursive scheme (a few frames per iteration) overflows within a few
+/// thousand. 100,000 iterations (a million in the release pass, stress scale
+/// 10): the sanitizer passes slow these loops tenfold and more, and they
+/// would otherwise hold the test runner's threads for minutes.
+enum StackSafety {
+    static let iterations = 100_000 * min(stressScale, 10)
+    static let stackSize = 1 << 20
+
+    /// Runs `body` on a thread with the small stack and returns its result
+    /// (check it afterwards: `#expect` does not work on that thread).
+    static func run<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
+        onThread(stackSize: stackSize, body)
+    }
+}

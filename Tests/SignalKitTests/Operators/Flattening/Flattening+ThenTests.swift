@@ -5,7 +5,7 @@ import SignalKitTesting
 import Testing
 
 // Flattening and Creating: then, deferred, ignoreValues, debug_measureTimeToFirstEvent (spec
-// §2.7, §4.4, §4.8). Million-segment chains are in StackSafetyTests.
+// §2.7, §4.4, §4.8). Long chains (stack safety) are in StackSafetyTests.
 
 @Suite struct MetaThenTests {
     // MARK: - then

@@ -175,20 +175,24 @@ import Testing
         #expect(b.subscribeCount == 0)
     }
 
-    @Test func racRepeatOnSingleFollowedByTakeAMillionCompletes() {
+    @Test func racRepeatOnSingleFollowedByALongTakeCompletes() {
         // Seed rule C24: RAC's `repeat` (SignalKit's `restart`) on
-        // `single(1)` followed by `take(1_000_000)` completes.
-        let iterations = 1_000_000
-        let source = completing(nil, limit: iterations + Self.runawayLimit)
-        let values = Shared(0)
-        let completed = Shared(false)
-        _ = (source.signal |> restart |> take(iterations)).start(
-            next: { _ in values.value += 1 },
-            completed: { completed.value = true }
-        )
-        #expect(values.value == iterations)
-        #expect(completed.value)
-        #expect(source.count == iterations)
+        // `single(1)` followed by `take(1_000_000)` completes (a million in
+        // the release pass, `StackSafety.iterations` elsewhere).
+        let iterations = StackSafety.iterations
+        let (values, completed, subscriptions) = StackSafety.run {
+            let source = completing(nil, limit: iterations + Self.runawayLimit)
+            let values = Shared(0)
+            let completed = Shared(false)
+            _ = (source.signal |> restart |> take(iterations)).start(
+                next: { _ in values.value += 1 },
+                completed: { completed.value = true }
+            )
+            return (values.value, completed.value, source.count)
+        }
+        #expect(values == iterations)
+        #expect(completed)
+        #expect(subscriptions == iterations)
     }
 
     @Test func thenLoopFollowedByTake() {
