@@ -132,9 +132,9 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
             case .idle:
                 if disposed { releaseCallbacks() }
                 return
-            case .terminal(let event):
+            case .terminal(let box):
                 counters.unregister(ObjectIdentifier(self))
-                deliver(event)
+                deliver(box.event)
                 return
             case .values:
                 deliverBatch { next?($0) }

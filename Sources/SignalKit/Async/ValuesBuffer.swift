@@ -93,6 +93,8 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
 
     private let signal: Signal<T, E>
     private let policy: SignalBuffer<E>
+    /// `policy` without its error, for the per-value path.
+    private let rule: _OverflowRule
     private let keepsOnlyForAWaitingConsumer: Bool
     private let counters: _BufferCounters?
     private let handle = MetaDisposable()
@@ -105,7 +107,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     // `next()` returns nil from now on (terminal event returned, task
     // cancelled, iterator dropped); the consuming task (`blocking` only), to
     // tell a producer that is the consumer itself.
-    private nonisolated(unsafe) var state = _BoundaryState<T, E>()
+    @exclusivity(unchecked) private nonisolated(unsafe) var state = _BoundaryState<T, E>()
     private nonisolated(unsafe) var waiter: CheckedContinuation<Void, Never>?
     private nonisolated(unsafe) var started = false
     private nonisolated(unsafe) var ended = false
@@ -114,6 +116,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
         self.signal = signal
         policy = buffering.policy
+        rule = _OverflowRule(buffering.policy)
         keepsOnlyForAWaitingConsumer = buffering.keepsOnlyForAWaitingConsumer
         counters = buffering.counters
         if case .block = buffering.policy.kind {
@@ -230,61 +233,76 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     // MARK: Producer side (the signal's thread, serial)
 
     fileprivate func receive(_ value: T) {
-        var pending = value
-        while true {
-            mutex.lock()
-            let consumerWaiting = waiter != nil
-            if keepsOnlyForAWaitingConsumer && !consumerWaiting && state.waiting.isEmpty && !state.stopped {
-                mutex.unlock()
-                counters?.recordDrops(1)
-                return
-            }
-            switch state.offer(pending, policy: policy, consumerWaiting: consumerWaiting) {
-            case .accepted(_, let newMaximumDepth):
-                let waiter = self.waiter.take()
-                mutex.unlock()
-                if let newMaximumDepth { counters?.recordDepth(newMaximumDepth) }
-                waiter?.resume()
-                return
-            case .dropped(let dropped):
-                mutex.unlock()
-                counters?.recordDrops(1)
-                withExtendedLifetime(dropped) {}
-                return
-            case .overflowed(let dropped, let arriving, _):
-                // The error waits as the terminal event, for the next `next()`.
-                let waiter = self.waiter.take()
-                mutex.unlock()
-                counters?.recordOverflow()
-                counters?.recordDrops(dropped.count + 1)
-                withExtendedLifetime((dropped, arriving)) {}
-                waiter?.resume()
-                handle.dispose()
-                return
-            case .full(let value):
-                if let consumerTask, _currentTaskIdentity() == consumerTask {
+        // The slot a value to release (or to offer again) is moved into (see
+        // `_BoundaryBuffer.admit`).
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            let displaced = slot.baseAddress!
+            displaced.initialize(to: value)
+            while true {
+                var overflow = _FIFO<T>()
+                mutex.lock()
+                let consumerWaiting = waiter != nil
+                if keepsOnlyForAWaitingConsumer && !consumerWaiting && state.waiting.isEmpty && !state.stopped {
                     mutex.unlock()
-                    _signalKitMisuse(
-                        "SignalBuffer.blocking: a value was sent into the full buffer of a `values` iteration from the "
-                            + "task that iterates it (while its first next() subscribed, or from the loop's body); waiting "
-                            + "for room would deadlock (the consumer cannot take a value while its producer waits). Send "
-                            + "from another thread, or choose a dropping or failing policy for this iteration"
-                    )
-                }
-                state.blockedProducers += 1
-                counters?.recordBlockedSend()
-                condition!.wait(mutex)
-                state.blockedProducers -= 1
-                let disposed = state.disposed
-                mutex.unlock()
-                if disposed {
                     counters?.recordDrops(1)
+                    displaced.deinitialize(count: 1)
                     return
                 }
-                pending = value
-            case .refused:
-                mutex.unlock()
-                return
+                let offer = state.offer(
+                    displaced.move(), rule: rule, consumerWaiting: consumerWaiting, displaced: displaced,
+                    overflow: &overflow)
+                switch offer {
+                case .accepted(_, let newMaximumDepth):
+                    let waiter = self.waiter.take()
+                    mutex.unlock()
+                    if let newMaximumDepth { counters?.recordDepth(newMaximumDepth) }
+                    waiter?.resume()
+                    return
+                case .dropped:
+                    mutex.unlock()
+                    counters?.recordDrops(1)
+                    displaced.deinitialize(count: 1)
+                    return
+                case .overflowed:
+                    // The error waits as the terminal event, for the next `next()`.
+                    guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
+                    state.queueOverflowError(error)
+                    let waiter = self.waiter.take()
+                    mutex.unlock()
+                    counters?.recordOverflow()
+                    counters?.recordDrops(overflow.count + 1)
+                    displaced.deinitialize(count: 1)
+                    withExtendedLifetime(overflow) {}
+                    waiter?.resume()
+                    handle.dispose()
+                    return
+                case .full:
+                    if let consumerTask, _currentTaskIdentity() == consumerTask {
+                        mutex.unlock()
+                        _signalKitMisuse(
+                            "SignalBuffer.blocking: a value was sent into the full buffer of a `values` iteration from the "
+                                + "task that iterates it (while its first next() subscribed, or from the loop's body); waiting "
+                                + "for room would deadlock (the consumer cannot take a value while its producer waits). Send "
+                                + "from another thread, or choose a dropping or failing policy for this iteration"
+                        )
+                    }
+                    state.blockedProducers += 1
+                    counters?.recordBlockedSend()
+                    condition!.wait(mutex)
+                    state.blockedProducers -= 1
+                    let disposed = state.disposed
+                    mutex.unlock()
+                    if disposed {
+                        counters?.recordDrops(1)
+                        displaced.deinitialize(count: 1)
+                        return
+                    }
+                // The value waits in `displaced`: offered again.
+                case .refused:
+                    mutex.unlock()
+                    displaced.deinitialize(count: 1)
+                    return
+                }
             }
         }
     }

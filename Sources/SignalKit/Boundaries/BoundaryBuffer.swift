@@ -41,18 +41,19 @@ struct _Condition: @unchecked Sendable {
     func broadcast() { pthread_cond_broadcast(pointer) }
 }
 
-/// What `admit` did with a value.
-enum _Admission<E> {
+/// What `admit` did with a value (non-generic: see BoundaryState.swift).
+enum _Admission {
     /// The value waits; the caller starts its consumer if asked.
     case accepted(startConsumer: Bool)
     /// The value was dropped (counted), refused after the end, or a blocked
     /// producer was released by disposal: nothing more to do.
     case handled
     /// A `failing` policy overflowed: the waiting values were dropped and
-    /// counted, the buffer is stopped with the error as its terminal event
-    /// (taken by `_BoundaryState.take` for a drain); the caller starts its
-    /// consumer if asked and ends the subscription.
-    case overflowed(E, startConsumer: Bool)
+    /// counted, the buffer is stopped with the policy's error
+    /// (`overflowError`) as its terminal event (taken by
+    /// `_BoundaryState.take` for a drain); the caller starts its consumer if
+    /// asked and ends the subscription.
+    case overflowed(startConsumer: Bool)
 }
 
 /// One subscription's bounded buffer and its producer side (see the file
@@ -69,12 +70,17 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// plain mutex, 1,486–1,493 with this one, same run.
     let mutex = _Mutex(adaptive: true)
     private let condition = _Condition()
-    /// Guarded by `mutex`.
-    nonisolated(unsafe) var state = _BoundaryState<T, E>()
+    /// Guarded by `mutex` (so the dynamic exclusivity check, a call per
+    /// access, is left out).
+    @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
+
+    /// `policy` without its error, for the per-value path.
+    let rule: _OverflowRule
 
     init(policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.policy = policy
         self.counters = counters
+        rule = _OverflowRule(policy)
         counters.register(self)
     }
 
@@ -88,57 +94,72 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
         mutex.withLock { state.waiting.count }
     }
 
+    /// The error of a `failing` policy (asked after an overflow only).
+    var overflowError: E {
+        guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
+        return error
+    }
+
     /// Applies the policy to `value`. A `blocking` producer waits here for
     /// room; `isConsumer` (called with the mutex held, only when the buffer
     /// is full) tells whether the calling thread is the one that must empty
     /// it, in which case waiting would deadlock: the process stops with a
     /// message naming `consumerName`.
-    func admit(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) -> _Admission<E> {
-        var pending = value
-        mutex.lock()
-        while true {
-            switch state.offer(pending, policy: policy) {
-            case .accepted(let startConsumer, let newMaximumDepth):
-                mutex.unlock()
-                if let newMaximumDepth { counters.recordDepth(newMaximumDepth) }
-                return .accepted(startConsumer: startConsumer)
-            case .dropped(let dropped):
-                mutex.unlock()
-                counters.recordDrops(1)
-                // Released here, outside the lock: a deinit may send to the signal.
-                withExtendedLifetime(dropped) {}
-                return .handled
-            case .overflowed(let dropped, let arriving, let startConsumer):
-                mutex.unlock()
-                counters.recordOverflow()
-                counters.recordDrops(dropped.count + 1)
-                withExtendedLifetime((dropped, arriving)) {}
-                guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
-                return .overflowed(error, startConsumer: startConsumer)
-            case .full(let value):
-                if isConsumer() {
+    func admit(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) -> _Admission {
+        // The slot a value to release (or to offer again) is moved into: on
+        // the stack, so that concurrent producers (a misbehaving source)
+        // stay memory-safe.
+        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            let displaced = slot.baseAddress!
+            var overflow = _FIFO<T>()
+            mutex.lock()
+            var outcome = state.offer(value, rule: rule, displaced: displaced, overflow: &overflow)
+            while true {
+                switch outcome {
+                case .accepted(let startConsumer, let newMaximumDepth):
                     mutex.unlock()
-                    _signalKitMisuse(
-                        "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName()) that "
-                            + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
-                            + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
-                    )
-                }
-                state.blockedProducers += 1
-                counters.recordBlockedSend()
-                condition.wait(mutex)
-                state.blockedProducers -= 1
-                if state.disposed {
+                    if let newMaximumDepth { counters.recordDepth(newMaximumDepth) }
+                    return .accepted(startConsumer: startConsumer)
+                case .dropped:
                     mutex.unlock()
                     counters.recordDrops(1)
-                    withExtendedLifetime(value) {}
+                    // Released here, outside the lock: a deinit may send to the signal.
+                    displaced.deinitialize(count: 1)
+                    return .handled
+                case .overflowed(let startConsumer):
+                    state.queueOverflowError(overflowError)
+                    mutex.unlock()
+                    counters.recordOverflow()
+                    counters.recordDrops(overflow.count + 1)
+                    displaced.deinitialize(count: 1)
+                    withExtendedLifetime(overflow) {}
+                    return .overflowed(startConsumer: startConsumer)
+                case .full:
+                    if isConsumer() {
+                        mutex.unlock()
+                        displaced.deinitialize(count: 1)
+                        _signalKitMisuse(
+                            "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName()) that "
+                                + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
+                                + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
+                        )
+                    }
+                    state.blockedProducers += 1
+                    counters.recordBlockedSend()
+                    condition.wait(mutex)
+                    state.blockedProducers -= 1
+                    if state.disposed {
+                        mutex.unlock()
+                        counters.recordDrops(1)
+                        displaced.deinitialize(count: 1)
+                        return .handled
+                    }
+                    outcome = state.offer(displaced.move(), rule: rule, displaced: displaced, overflow: &overflow)
+                case .refused:
+                    mutex.unlock()
+                    displaced.deinitialize(count: 1)
                     return .handled
                 }
-                pending = value
-            case .refused(let value):
-                mutex.unlock()
-                withExtendedLifetime(value) {}
-                return .handled
             }
         }
     }
@@ -176,8 +197,9 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
 package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendable {
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
-    /// The values the drain is delivering (the drain's own).
-    nonisolated(unsafe) var batch = _FIFO<T>()
+    /// The values the drain is delivering (the drain's own, so the dynamic
+    /// exclusivity check is left out).
+    @exclusivity(unchecked) nonisolated(unsafe) var batch = _FIFO<T>()
     /// Set by disposal and by a `failing` overflow: the drain stops
     /// delivering values at once (read per value, without the lock).
     let valuesStopped = Synchronization.Atomic<Bool>(false)
@@ -200,7 +222,7 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
             if startDrain { scheduleDrain() }
         case .handled:
             break
-        case .overflowed(_, let startDrain):
+        case .overflowed(let startDrain):
             valuesStopped.store(true, ordering: .releasing)
             if startDrain { scheduleDrain() }
             upstream.dispose()
@@ -217,12 +239,15 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
     /// once the values are stopped: an overflow's drops are counted, a
     /// disposal's are not.
     func deliverBatch(_ deliver: (T) -> Void) {
-        while let value = batch.popFirst() {
+        // `removeFirst`, not `popFirst`: no `Optional<T>` per value (see
+        // BoundaryState.swift).
+        while !batch.isEmpty {
+            let value = batch.removeFirst()
             if valuesStopped.load(ordering: .acquiring) {
                 let disposed = mutex.withLock { state.disposed }
                 if !disposed { counters.recordDrops(batch.count + 1) }
                 withExtendedLifetime(value) {}
-                while batch.popFirst() != nil {}
+                while !batch.isEmpty { _ = batch.removeFirst() }
                 return
             }
             deliver(value)

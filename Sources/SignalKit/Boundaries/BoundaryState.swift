@@ -6,30 +6,81 @@
 // queue and pool hop, the actor delivery, the async iteration) add the lock,
 // the executor and the consumer.
 
+// Not specialised: SignalKit's generic code runs for the user's value type
+// without being specialised for it. Such code pays a runtime metadata lookup
+// (a hash-table search) where it touches a type whose layout depends on a
+// type parameter, and where it calls a method of a generic type or a generic
+// function that is not inlined (the callee gets the type's metadata). The
+// per-value path therefore uses types of fixed layout (`_FIFO`, the terminal
+// event boxed, non-generic results, the one value to release handed back
+// through a slot the caller allocates: `displaced`) and inlines the methods
+// of `_BoundaryState` and `_FIFO` (`exchange(with:)`, not `swap`). W12 spent
+// a third of its time in those lookups before.
+
 /// A terminal event waiting behind the values.
 enum _BoundaryTerminal<E> {
     case completed
     case failed(E)
 }
 
-/// What a producer's value did to the buffer.
-enum _BoundaryOffer<T> {
+/// A terminal event in a box: a reference, so that the state holding it has
+/// a fixed layout whatever `E` is.
+final class _BoundaryTerminalBox<E>: @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; created and read under the owner's
+    // lock, or read after the lock handed it over (E is Sendable where it
+    // crosses threads: every boundary requires it).
+    let event: _BoundaryTerminal<E>
+
+    init(_ event: _BoundaryTerminal<E>) {
+        self.event = event
+    }
+}
+
+/// What a boundary does with one more value when `capacity` values wait: a
+/// `SignalBuffer`'s policy without its error (non-generic).
+struct _OverflowRule: Sendable {
+    enum Action: Sendable {
+        case keep, dropNewest, dropOldest, fail, block
+    }
+
+    let capacity: Int
+    let action: Action
+
+    init<E>(_ policy: SignalBuffer<E>) {
+        capacity = policy.capacity
+        switch policy.kind {
+        case .unbounded: action = .keep
+        case .dropNewest: action = .dropNewest
+        case .dropOldest, .latest: action = .dropOldest
+        case .fail: action = .fail
+        case .block: action = .block
+        }
+    }
+}
+
+/// What a producer's value did to the buffer. Where a value is to be
+/// released (or offered again), it was moved into the caller's `displaced`
+/// slot.
+enum _BoundaryOffer {
     /// Waiting now; the caller starts a drain if asked, and records the new
     /// maximum depth when the value raised it.
     case accepted(startDrain: Bool, newMaximumDepth: Int?)
-    /// The buffer was full: `dropped` (the arriving value or the oldest
-    /// waiting one) is to be released after unlocking and counted.
-    case dropped(T)
-    /// A `failing` policy overflowed: the subscription is stopped, `dropped`
-    /// holds the values to release after unlocking (all counted, with the
-    /// arriving one), the error waits as the terminal event; the caller
-    /// starts a drain if asked and disposes upstream.
-    case overflowed(dropped: _FIFO<T>, arriving: T, startDrain: Bool)
-    /// A `blocking` policy is full: the caller waits and offers again.
-    case full(T)
+    /// The buffer was full: the dropped value (the arriving one or the oldest
+    /// waiting one) is in `displaced`, to be released after unlocking and
+    /// counted.
+    case dropped
+    /// A `failing` policy overflowed: the subscription is stopped, the
+    /// waiting values were moved into the caller's `overflow` and the
+    /// arriving one into `displaced` (all to be released after unlocking and
+    /// counted), the error waits as the terminal event; the caller starts a
+    /// drain if asked and disposes upstream.
+    case overflowed(startDrain: Bool)
+    /// A `blocking` policy is full: the value is in `displaced`; the caller
+    /// waits and offers it again.
+    case full
     /// The buffer takes no more values (terminated, overflowed or
-    /// disposed): the value is released, not counted.
-    case refused(T)
+    /// disposed): the value is in `displaced`, to be released, not counted.
+    case refused
 }
 
 /// One subscription's waiting values and terminal event.
@@ -37,7 +88,7 @@ struct _BoundaryState<T, E: Sendable> {
     /// Values not taken by the consumer yet.
     var waiting = _FIFO<T>()
     /// The terminal event, once sent and not yet taken.
-    var terminal: _BoundaryTerminal<E>?
+    var terminalBox: _BoundaryTerminalBox<E>?
     /// Takes no more values: a terminal event was queued, the policy
     /// overflowed, or the subscription was disposed.
     var stopped = false
@@ -49,29 +100,49 @@ struct _BoundaryState<T, E: Sendable> {
     /// The most values that waited at once in this buffer.
     var maximumDepth = 0
 
-    /// Offers one value under `policy`. A value offered while the consumer
+    /// The terminal event, once sent and not yet taken.
+    var terminal: _BoundaryTerminal<E>? {
+        get { terminalBox?.event }
+        set { terminalBox = newValue.map { _BoundaryTerminalBox($0) } }
+    }
+
+    /// Offers one value under `rule`. A value offered while the consumer
     /// waits (an async iteration's `next()`) may be passed with
     /// `consumerWaiting`: it is always taken, even by a full buffer.
-    mutating func offer(_ value: consuming T, policy: SignalBuffer<E>, consumerWaiting: Bool = false) -> _BoundaryOffer<T> {
-        guard !stopped else { return .refused(value) }
-        if waiting.count >= policy.capacity && !consumerWaiting {
-            switch policy.kind {
-            case .unbounded:
+    /// `displaced` is an uninitialized slot: a value to release (or offer
+    /// again) is moved there, as the result says; `overflow` (empty) takes
+    /// the waiting values a `failing` overflow drops.
+    @inline(__always)
+    mutating func offer(
+        _ value: consuming T,
+        rule: _OverflowRule,
+        consumerWaiting: Bool = false,
+        displaced: UnsafeMutablePointer<T>,
+        overflow: inout _FIFO<T>
+    ) -> _BoundaryOffer {
+        guard !stopped else {
+            displaced.initialize(to: value)
+            return .refused
+        }
+        if waiting.count >= rule.capacity && !consumerWaiting {
+            switch rule.action {
+            case .keep:
                 break
             case .dropNewest:
-                return .dropped(value)
-            case .dropOldest, .latest:
-                let oldest = waiting.popFirst()!
+                displaced.initialize(to: value)
+                return .dropped
+            case .dropOldest:
+                displaced.initialize(to: waiting.removeFirst())
                 waiting.append(value)
-                return .dropped(oldest)
-            case .fail(let error):
+                return .dropped
+            case .fail:
                 stopped = true
-                terminal = .failed(error)
-                var dropped = _FIFO<T>()
-                swap(&dropped, &waiting)
-                return .overflowed(dropped: dropped, arriving: value, startDrain: startDrain())
+                overflow.exchange(with: &waiting)
+                displaced.initialize(to: value)
+                return .overflowed(startDrain: startDrain())
             case .block:
-                return .full(value)
+                displaced.initialize(to: value)
+                return .full
             }
         }
         waiting.append(value)
@@ -81,6 +152,13 @@ struct _BoundaryState<T, E: Sendable> {
             newMaximumDepth = maximumDepth
         }
         return .accepted(startDrain: startDrain(), newMaximumDepth: newMaximumDepth)
+    }
+
+    /// A `failing` overflow's terminal event: `error`, queued behind the
+    /// values already taken (the owner calls it right after `offer`
+    /// returned `.overflowed`, under the same lock).
+    mutating func queueOverflowError(_ error: E) {
+        terminalBox = _BoundaryTerminalBox(.failed(error))
     }
 
     /// Queues the terminal event (never dropped, never waits); returns
@@ -94,6 +172,7 @@ struct _BoundaryState<T, E: Sendable> {
     }
 
     /// Marks a drain as needed; true if none was scheduled or running.
+    @inline(__always)
     private mutating func startDrain() -> Bool {
         guard !draining else { return false }
         draining = true
@@ -105,14 +184,15 @@ struct _BoundaryState<T, E: Sendable> {
     mutating func dispose() -> _FIFO<T> {
         stopped = true
         disposed = true
-        terminal = nil
+        terminalBox = nil
         var dropped = _FIFO<T>()
-        swap(&dropped, &waiting)
+        dropped.exchange(with: &waiting)
         return dropped
     }
 
     /// Whether nothing waits and no drain is scheduled or running: a
     /// producer on the consumer's own queue may deliver inline.
+    @inline(__always)
     var isIdle: Bool { !draining && waiting.isEmpty && !stopped }
 }
 
@@ -120,8 +200,9 @@ struct _BoundaryState<T, E: Sendable> {
 enum _BoundaryStep<E: Sendable> {
     /// The waiting values were moved into the consumer's batch.
     case values
-    /// The terminal event, after every value.
-    case terminal(_BoundaryTerminal<E>)
+    /// The terminal event, after every value (boxed: the step's layout is
+    /// then fixed, see the file header).
+    case terminal(_BoundaryTerminalBox<E>)
     /// Nothing waits: the drain ends (`draining` was cleared).
     case idle
 }
@@ -131,19 +212,20 @@ extension _BoundaryState {
     /// storage goes to the producer side, so that the two swap buffers and
     /// steady state allocates nothing), or takes the terminal event, or ends
     /// the drain. Called with the owner's lock held, by the one drain.
+    @inline(__always)
     mutating func take(into batch: inout _FIFO<T>) -> _BoundaryStep<E> {
         if disposed {
             draining = false
             return .idle
         }
         if !waiting.isEmpty {
-            swap(&batch, &waiting)
+            batch.exchange(with: &waiting)
             return .values
         }
-        if let event = terminal {
+        if let box = terminalBox {
             // `draining` stays set: no drain is ever scheduled again.
-            terminal = nil
-            return .terminal(event)
+            terminalBox = nil
+            return .terminal(box)
         }
         draining = false
         return .idle

@@ -45,10 +45,10 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
             if armTimer { arm(after: interval) }
         case .handled:
             break
-        case .overflowed(let error, _):
+        case .overflowed:
             // As an upstream error: at once, and nothing waiting is sent.
             stopTimer()
-            delivery.putError(error)
+            delivery.putError(overflowError)
             upstream.dispose()
         }
     }

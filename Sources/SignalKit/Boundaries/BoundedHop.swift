@@ -133,8 +133,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
             switch step {
             case .idle:
                 return
-            case .terminal(let event):
-                deliver(event)
+            case .terminal(let box):
+                deliver(box.event)
                 return
             case .values:
                 deliverBatch(downstream.putNext)

@@ -46,8 +46,8 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
             if startNow { perform(mutex.withLock { takeNextLocked() }) }
         case .handled:
             break
-        case .overflowed(let error, _):
-            downstream.putError(error)
+        case .overflowed:
+            downstream.putError(overflowError)
         }
     }
 

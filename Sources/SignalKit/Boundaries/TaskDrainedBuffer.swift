@@ -123,10 +123,11 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBounda
         case .values:
             wakeBlockedProducersLocked()
             return .values([])
-        case .terminal(.completed):
-            return .completed
-        case .terminal(.failed(let error)):
-            return .failed(error)
+        case .terminal(let box):
+            switch box.event {
+            case .completed: return .completed
+            case .failed(let error): return .failed(error)
+            }
         case .idle:
             return nil
         }
@@ -154,6 +155,6 @@ extension Array {
     fileprivate init(drained fifo: inout _FIFO<Element>) {
         self.init()
         reserveCapacity(fifo.count)
-        while let element = fifo.popFirst() { append(element) }
+        while !fifo.isEmpty { append(fifo.removeFirst()) }
     }
 }
