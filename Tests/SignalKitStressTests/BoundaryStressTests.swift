@@ -201,6 +201,54 @@ extension StressSuite {
             #expect(check.leaks() == nil)
             #expect(TrackedObject.liveCount == live)
         }
+
+        /// `SignalKitDebug.bufferStatistics()` reads every live buffer of a
+        /// name (its depth) while other threads subscribe, fill, dispose and
+        /// release buffers of that name: the statistics hold their buffers
+        /// unowned, so a buffer read after its release would be a
+        /// use-after-free (ASan) or a race (TSan).
+        @Test func statisticsReadRacesBufferRelease() {
+            let check = LeakCheck()
+            let live = TrackedObject.liveCount
+            let name = "stress.boundary.statistics"
+            do {
+                let queue = Queue(name: name)
+                let reads = Atomic<Int>(0)
+                raceRounds(
+                    threads: 2,
+                    rounds: 1_000 * stressScale,
+                    setup: { _ -> Round in
+                        let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
+                        let handle =
+                            (Signal<TrackedObject, NoError> { subscriber in
+                                source.withLock { $0 = subscriber }
+                                return EmptyDisposable
+                            } |> named(name) |> deliverOn(queue, buffer: .droppingOldest(beyond: 4))).start()
+                        return UncheckedBox((source.withLock { $0 }!, handle))
+                    },
+                    body: { index, round in
+                        if index == 0 {
+                            for value in 0..<16 { round.value.0.putNext(TrackedObject("\(value)")) }
+                            round.value.1.dispose()
+                        } else {
+                            for _ in 0..<4 {
+                                let statistics = SignalKitDebug.bufferStatistics().first { $0.name.hasPrefix(name) }
+                                if let statistics, statistics.depth >= 0 { reads.add(1, ordering: .relaxed) }
+                            }
+                        }
+                    },
+                    // The round's subscriber and handle go here: the buffer
+                    // is released while the next round's reads may run.
+                    check: { _ in queue.sync {} }
+                )
+                #expect(reads.load(ordering: .relaxed) > 0, "the statistics saw the buffers")
+                let statistics = SignalKitDebug.bufferStatistics().first { $0.name.hasPrefix(name) }
+                #expect(statistics?.liveSubscriptions == 0)
+                #expect(statistics?.depth == 0)
+            }
+            #expect(check.leaks() == nil)
+            #expect(TrackedObject.liveCount == live)
+        }
     }
 }
 

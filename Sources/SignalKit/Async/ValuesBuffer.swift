@@ -128,8 +128,9 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     }
 
     deinit {
-        handle.dispose()
+        // First: the statistics read registered buffers (see `_BufferCounters.live`).
         counters?.unregister(ObjectIdentifier(self))
+        handle.dispose()
         condition?.destroy()
         mutex.destroy()
     }
@@ -265,8 +266,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                     return
                 case .overflowed:
                     // The error waits as the terminal event, for the next `next()`.
-                    guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
-                    state.queueOverflowError(error)
+                    state.queueOverflowError(policy.overflowError)
                     let waiter = self.waiter.take()
                     mutex.unlock()
                     counters?.recordOverflow()

@@ -95,10 +95,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     }
 
     /// The error of a `failing` policy (asked after an overflow only).
-    var overflowError: E {
-        guard case .fail(let error) = policy.kind else { preconditionFailure("only .failing overflows") }  // invariant
-        return error
-    }
+    var overflowError: E { policy.overflowError }
 
     /// Applies the policy to `value`. A `blocking` producer waits here for
     /// room; `isConsumer` (called with the mutex held, only when the buffer

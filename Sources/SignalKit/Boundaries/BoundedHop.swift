@@ -64,7 +64,9 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
             }
             mutex.unlock()
         }
-        offerValue(value, consumerName: executorName, isConsumer: producerIsConsumer)
+        // A closure, not the method itself: a method reference retains the
+        // hop per value.
+        offerValue(value, consumerName: executorName, isConsumer: { producerIsConsumer() })
     }
 
     func putTerminal(_ event: _BoundaryTerminal<E>) {

@@ -129,6 +129,13 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
         return false
     }
 
+    /// The error of ``failing(beyond:with:)``: asked only after that policy
+    /// overflowed.
+    var overflowError: Failure {
+        guard case .fail(let error) = kind else { preconditionFailure("only .failing overflows") }  // invariant
+        return error
+    }
+
     /// The most values that may wait, or nil for ``unbounded``.
     public var limit: Int? { isUnbounded ? nil : capacity }
 

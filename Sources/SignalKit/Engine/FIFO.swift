@@ -151,7 +151,8 @@ final class _TypedFIFOStorage<Element>: _FIFOStorage {
     init(minimumCapacity: Int) {
         var capacity = 8
         while capacity < minimumCapacity { capacity &<<= 1 }
-        super.init(elements: UnsafeMutableRawPointer(_allocateFIFOSlots(of: Element.self, capacity: capacity)), capacity: capacity)
+        super.init(
+            elements: UnsafeMutableRawPointer(_allocateFIFOSlots(of: Element.self, capacity: capacity)), capacity: capacity)
     }
 
     deinit {
