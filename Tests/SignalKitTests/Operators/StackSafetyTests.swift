@@ -46,18 +46,23 @@ import Testing
 
     // MARK: - Restart family
 
+    /// Sends 1 and completes at each of its first `iterations`
+    /// subscriptions, then fails with "stop".
+    private func completingThenStopping() -> Signal<Int, String> {
+        counted { index, subscriber in
+            if index <= Self.iterations {
+                subscriber.putNext(1)
+                subscriber.putCompletion()
+            } else {
+                subscriber.putError("stop")
+            }
+        }
+    }
+
     @Test func restartOverManySynchronousCompletions() {
         let outcome = StackSafety.run {
-            let source: Signal<Int, String> = counted { index, subscriber in
-                if index <= Self.iterations {
-                    subscriber.putNext(1)
-                    subscriber.putCompletion()
-                } else {
-                    subscriber.putError("stop")
-                }
-            }
             let outcome = Outcome()
-            _ = outcome.start(source |> restart)
+            _ = outcome.start(completingThenStopping() |> restart)
             return outcome
         }
         #expect(outcome.values == Self.iterations)
@@ -98,16 +103,8 @@ import Testing
 
     @Test func recurseOverManySynchronousCompletions() {
         let outcome = StackSafety.run {
-            let source: Signal<Int, String> = counted { index, subscriber in
-                if index <= Self.iterations {
-                    subscriber.putNext(1)
-                    subscriber.putCompletion()
-                } else {
-                    subscriber.putError("stop")
-                }
-            }
             let outcome = Outcome()
-            _ = outcome.start(source |> recurse(nil))
+            _ = outcome.start(completingThenStopping() |> recurse(nil))
             return outcome
         }
         #expect(outcome.values == Self.iterations)
