@@ -103,12 +103,14 @@ private final class CapturedLines: Sendable {
         }
         #expect(description == "[[[+single: 0] -then: +single: 1] -then: +single: 2] -then: +single: 3")
         let log = EventLog()
-        _ = SignalKitDebug.withSignalNaming { () -> any Disposable in
-            var chain = Signal<Int, NoError>.single(0) |> named("start")
-            for index in 1...100_000 {
-                chain = chain |> then(.single(index))
+        StackSafety.run {
+            _ = SignalKitDebug.withSignalNaming { () -> any Disposable in
+                var chain = Signal<Int, NoError>.single(0) |> named("start")
+                for index in 1...StackSafety.iterations {
+                    chain = chain |> then(.single(index))
+                }
+                return chain.start(completed: { log.append("completed") })
             }
-            return chain.start(completed: { log.append("completed") })
         }
         #expect(log.events == ["completed"])
     }

@@ -268,37 +268,41 @@ import Testing
     }
 
     @Test func generatorFoldDrainsManySynchronousStepsInConstantStack() {
-        // 100,000 values queued behind an asynchronous first step, then
-        // drained through synchronously completing steps. A recursive drain
-        // would need 100,000 nested subscriptions (far beyond an 8 MB stack).
-        let count = 100_000
-        let log = EventLog()
-        let source = TestSource<Int, String>("a", log: log)
-        let first = Shared<Subscriber<(Int, Passthrough<Int>), String>?>(nil)
-        let result = Shared<[Int]>([])
-        let completed = Shared(false)
-        let handle =
-            (source.signal
-            |> reduceLeft(
-                0,
-                generator: { (accumulator: Int, value: Int) in
-                    if value == 0 {
-                        return Signal { subscriber in
-                            first.value = subscriber
-                            return EmptyDisposable
+        // Values queued behind an asynchronous first step, then drained
+        // through synchronously completing steps. A recursive drain would
+        // nest one subscription per value (see `StackSafety`).
+        let count = StackSafety.iterations
+        let (completedBeforeFirstStep, result, completed) = StackSafety.run {
+            let log = EventLog()
+            let source = TestSource<Int, String>("a", log: log)
+            let first = Shared<Subscriber<(Int, Passthrough<Int>), String>?>(nil)
+            let result = Shared<[Int]>([])
+            let completed = Shared(false)
+            let handle =
+                (source.signal
+                |> reduceLeft(
+                    0,
+                    generator: { (accumulator: Int, value: Int) in
+                        if value == 0 {
+                            return Signal { subscriber in
+                                first.value = subscriber
+                                return EmptyDisposable
+                            }
                         }
-                    }
-                    return .single((accumulator + value, .None))
-                })).start(next: { result.value.append($0) }, completed: { completed.value = true })
-        for value in 0...count { source.putNext(value) }
-        source.putCompletion()
-        #expect(completed.value == false)
-        first.value?.putNext((0, .None))
-        first.value?.putCompletion()
-        first.value = nil
-        #expect(result.value == [count * (count + 1) / 2])
-        #expect(completed.value)
-        handle.dispose()
+                        return .single((accumulator + value, .None))
+                    })).start(next: { result.value.append($0) }, completed: { completed.value = true })
+            for value in 0...count { source.putNext(value) }
+            source.putCompletion()
+            let completedBeforeFirstStep = completed.value
+            first.value?.putNext((0, .None))
+            first.value?.putCompletion()
+            first.value = nil
+            handle.dispose()
+            return (completedBeforeFirstStep, result.value, completed.value)
+        }
+        #expect(completedBeforeFirstStep == false)
+        #expect(result == [count * (count + 1) / 2])
+        #expect(completed)
     }
 
     @Test func passthroughEquality() {

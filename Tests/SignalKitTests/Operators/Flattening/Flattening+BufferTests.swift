@@ -129,14 +129,17 @@ import Testing
     }
 
     @Test func synchronousInnersRunInConstantStack() {
-        let count = 200_000
-        let received = Mutex(0)
-        let handle =
-            (Signal<Int, NoError>.sequence(Array(0..<count))
-            |> mapToQueue(buffer: .droppingOldest(beyond: 1)) { Signal<Int, NoError>.single($0) })
-            .start(next: { value in received.withLock { $0 += value == $0 ? 1 : 0 } })
-        #expect(received.withLock { $0 } == count, "every value, in order: none ever waited")
-        handle.dispose()
+        let count = StackSafety.iterations
+        let received = StackSafety.run {
+            let received = Mutex(0)
+            let handle =
+                (Signal<Int, NoError>.sequence(Array(0..<count))
+                |> mapToQueue(buffer: .droppingOldest(beyond: 1)) { Signal<Int, NoError>.single($0) })
+                .start(next: { value in received.withLock { $0 += value == $0 ? 1 : 0 } })
+            handle.dispose()
+            return received.withLock { $0 }
+        }
+        #expect(received == count, "every value, in order: none ever waited")
     }
 
     @Test func unboundedIsTheUnboundedQueue() {

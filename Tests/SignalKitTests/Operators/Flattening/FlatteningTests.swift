@@ -407,11 +407,15 @@ import Testing
     }
 
     @Test func aLongArrayConcatRunsInConstantStack() {
-        let signals = Array(repeating: Signal<Int, NoError>.single(1), count: 200_000)
-        let sum = Shared(0)
-        let completed = Shared(false)
-        _ = concat(signals).start(next: { value in sum.withLock { $0 += value } }, completed: { completed.value = true })
-        #expect(sum.value == 200_000 && completed.value)
+        let count = StackSafety.iterations
+        let (sum, completed) = StackSafety.run {
+            let signals = Array(repeating: Signal<Int, NoError>.single(1), count: count)
+            let sum = Shared(0)
+            let completed = Shared(false)
+            _ = concat(signals).start(next: { value in sum.withLock { $0 += value } }, completed: { completed.value = true })
+            return (sum.value, completed.value)
+        }
+        #expect(sum == count && completed)
     }
 }
 

@@ -153,22 +153,25 @@ import Testing
     }
 
     @Test func manySynchronousIterationsRunInConstantStack() {
-        // 200,000 iterations completing inside their generators: a recursive
-        // loop would nest 200,000 subscriptions (far beyond an 8 MB stack).
-        let iterations = 200_000
-        let calls = Shared(0)
-        let completed = Shared(false)
-        let loop: Signal<Int, NoError> = feedbackLoop(
-            once: { (_: SignalFeedbackLoopState<Int>) -> Signal<Int, NoError>? in
-                calls.value += 1
-                return calls.value <= iterations ? .single(calls.value) : nil
-            },
-            reduce: { $0 + $1 }
-        )
-        let handle = loop.start(completed: { completed.value = true })
-        #expect(completed.value)
-        #expect(calls.value == iterations + 1)
-        handle.dispose()
+        // Iterations completing inside their generators: a recursive loop
+        // would nest one subscription per iteration (see `StackSafety`).
+        let iterations = StackSafety.iterations
+        let (calls, completed) = StackSafety.run {
+            let calls = Shared(0)
+            let completed = Shared(false)
+            let loop: Signal<Int, NoError> = feedbackLoop(
+                once: { (_: SignalFeedbackLoopState<Int>) -> Signal<Int, NoError>? in
+                    calls.value += 1
+                    return calls.value <= iterations ? .single(calls.value) : nil
+                },
+                reduce: { $0 + $1 }
+            )
+            let handle = loop.start(completed: { completed.value = true })
+            handle.dispose()
+            return (calls.value, completed.value)
+        }
+        #expect(completed)
+        #expect(calls == iterations + 1)
     }
 
     @Test func theLoopReleasesEverythingAfterCompletion() {
