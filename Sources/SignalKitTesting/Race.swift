@@ -63,7 +63,7 @@ public func onDedicatedThread<Result: Sendable>(_ body: @escaping @Sendable () -
 ///   - stackSize: the thread's stack in bytes, at least `PTHREAD_STACK_MIN`.
 ///   - body: runs once, on the new thread.
 public func onThread<Result: Sendable>(stackSize: Int, _ body: @escaping @Sendable () -> Result) -> Result {
-    let result = _ResultBox<Result>()
+    let result = Shared<Result?>(nil)
     let attributes = UnsafeMutablePointer<pthread_attr_t>.allocate(capacity: 1)
     pthread_attr_init(attributes)
     defer {
@@ -74,14 +74,7 @@ public func onThread<Result: Sendable>(stackSize: Int, _ body: @escaping @Sendab
     guard status == 0 else { fatalError("onThread(stackSize:): pthread_attr_setstacksize failed (\(status))") }
     let thread = _startThread(_RaceContext { result.value = body() }, attributes: attributes, caller: "onThread(stackSize:)")
     pthread_join(thread, nil)
-    // pthread_join orders the thread's write before this read.
     return result.value!
-}
-
-/// A thread's result, written by the thread before it ends and read after
-/// `pthread_join` (which orders the two).
-private final class _ResultBox<Value>: @unchecked Sendable {
-    var value: Value?
 }
 
 private final class _RaceContext: Sendable {

@@ -16,20 +16,23 @@ extension StressSuite {
         /// One round's subscription: its source subscriber and handle.
         private typealias Round = UncheckedBox<(Subscriber<TrackedObject, NoError>, any Disposable)>
 
-        /// Starts `deliverOn(queue, buffer:)` over a source the test drives,
-        /// checking on the queue that values arrive in order, never twice.
+        /// Starts `deliverOn(queue, buffer:)` over a source the test drives
+        /// (named `name`, if given), checking on the queue that values arrive
+        /// in order, never twice.
         private func subscribe(
             queue: Queue,
             buffer: SignalBuffer<NoError>,
-            counts: HopCounts
+            counts: HopCounts,
+            name: String? = nil
         ) -> Round {
             let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
             let last = Atomic<Int>(-1)
+            let signal = Signal<TrackedObject, NoError> { subscriber in
+                source.withLock { $0 = subscriber }
+                return EmptyDisposable
+            }
             let handle =
-                (Signal<TrackedObject, NoError> { subscriber in
-                    source.withLock { $0 = subscriber }
-                    return EmptyDisposable
-                } |> deliverOn(queue, buffer: buffer)).start(next: { value in
+                ((name.map { signal |> named($0) } ?? signal) |> deliverOn(queue, buffer: buffer)).start(next: { value in
                     if !queue.isCurrent() { counts.offQueue.add(1, ordering: .relaxed) }
                     let index = Int(value.name)!
                     if last.exchange(index, ordering: .relaxed) >= index { counts.misordered.add(1, ordering: .relaxed) }
@@ -213,18 +216,13 @@ extension StressSuite {
             let name = "stress.boundary.statistics"
             do {
                 let queue = Queue(name: name)
+                let counts = HopCounts()
                 let reads = Atomic<Int>(0)
                 raceRounds(
                     threads: 2,
                     rounds: 1_000 * stressScale,
-                    setup: { _ -> Round in
-                        let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
-                        let handle =
-                            (Signal<TrackedObject, NoError> { subscriber in
-                                source.withLock { $0 = subscriber }
-                                return EmptyDisposable
-                            } |> named(name) |> deliverOn(queue, buffer: .droppingOldest(beyond: 4))).start()
-                        return UncheckedBox((source.withLock { $0 }!, handle))
+                    setup: { _ in
+                        subscribe(queue: queue, buffer: .droppingOldest(beyond: 4), counts: counts, name: name)
                     },
                     body: { index, round in
                         if index == 0 {
@@ -232,8 +230,9 @@ extension StressSuite {
                             round.value.1.dispose()
                         } else {
                             for _ in 0..<4 {
-                                let statistics = SignalKitDebug.bufferStatistics().first { $0.name.hasPrefix(name) }
-                                if let statistics, statistics.depth >= 0 { reads.add(1, ordering: .relaxed) }
+                                if SignalKitDebug.bufferStatistics().contains(where: { $0.name == name }) {
+                                    reads.add(1, ordering: .relaxed)
+                                }
                             }
                         }
                     },
@@ -242,7 +241,8 @@ extension StressSuite {
                     check: { _ in queue.sync {} }
                 )
                 #expect(reads.load(ordering: .relaxed) > 0, "the statistics saw the buffers")
-                let statistics = SignalKitDebug.bufferStatistics().first { $0.name.hasPrefix(name) }
+                #expect(counts.misordered.load(ordering: .relaxed) == 0)
+                let statistics = SignalKitDebug.bufferStatistics().first { $0.name == name }
                 #expect(statistics?.liveSubscriptions == 0)
                 #expect(statistics?.depth == 0)
             }

@@ -94,7 +94,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     private let signal: Signal<T, E>
     private let policy: SignalBuffer<E>
     /// `policy` without its error, for the per-value path.
-    private let rule: _OverflowRule
+    private let rule: _OverflowRule<E>
     private let keepsOnlyForAWaitingConsumer: Bool
     private let counters: _BufferCounters?
     private let handle = MetaDisposable()
@@ -266,7 +266,6 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                     return
                 case .overflowed:
                     // The error waits as the terminal event, for the next `next()`.
-                    state.queueOverflowError(policy.overflowError)
                     let waiter = self.waiter.take()
                     mutex.unlock()
                     counters?.recordOverflow()

@@ -75,7 +75,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
 
     /// `policy` without its error, for the per-value path.
-    let rule: _OverflowRule
+    let rule: _OverflowRule<E>
 
     init(policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.policy = policy
@@ -124,7 +124,6 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                     displaced.deinitialize(count: 1)
                     return .handled
                 case .overflowed(let startConsumer):
-                    state.queueOverflowError(overflowError)
                     mutex.unlock()
                     counters.recordOverflow()
                     counters.recordDrops(overflow.count + 1)

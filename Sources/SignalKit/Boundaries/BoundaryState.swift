@@ -23,12 +23,11 @@ enum _BoundaryTerminal<E> {
     case failed(E)
 }
 
+extension _BoundaryTerminal: Sendable where E: Sendable {}
+
 /// A terminal event in a box: a reference, so that the state holding it has
 /// a fixed layout whatever `E` is.
-final class _BoundaryTerminalBox<E>: @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; created and read under the owner's
-    // lock, or read after the lock handed it over (E is Sendable where it
-    // crosses threads: every boundary requires it).
+final class _BoundaryTerminalBox<E: Sendable>: Sendable {
     let event: _BoundaryTerminal<E>
 
     init(_ event: _BoundaryTerminal<E>) {
@@ -37,24 +36,31 @@ final class _BoundaryTerminalBox<E>: @unchecked Sendable {
 }
 
 /// What a boundary does with one more value when `capacity` values wait: a
-/// `SignalBuffer`'s policy without its error (non-generic).
-struct _OverflowRule: Sendable {
+/// `SignalBuffer`'s policy in a form of fixed layout (the `failing` error
+/// boxed, made once per boundary, as the terminal event it becomes).
+struct _OverflowRule<E: Sendable>: Sendable {
     enum Action: Sendable {
         case keep, dropNewest, dropOldest, fail, block
     }
 
     let capacity: Int
     let action: Action
+    /// `failing`'s error as a terminal event; nil for the other policies.
+    let failure: _BoundaryTerminalBox<E>?
 
-    init<E>(_ policy: SignalBuffer<E>) {
+    init(_ policy: SignalBuffer<E>) {
         capacity = policy.capacity
+        var failure: _BoundaryTerminalBox<E>?
         switch policy.kind {
         case .unbounded: action = .keep
         case .dropNewest: action = .dropNewest
         case .dropOldest, .latest: action = .dropOldest
-        case .fail: action = .fail
+        case .fail(let error):
+            action = .fail
+            failure = _BoundaryTerminalBox(.failed(error))
         case .block: action = .block
         }
+        self.failure = failure
     }
 }
 
@@ -72,7 +78,7 @@ enum _BoundaryOffer {
     /// A `failing` policy overflowed: the subscription is stopped, the
     /// waiting values were moved into the caller's `overflow` and the
     /// arriving one into `displaced` (all to be released after unlocking and
-    /// counted), the error waits as the terminal event; the caller starts a
+    /// counted), the policy's error waits as the terminal event; the caller starts a
     /// drain if asked and disposes upstream.
     case overflowed(startDrain: Bool)
     /// A `blocking` policy is full: the value is in `displaced`; the caller
@@ -115,7 +121,7 @@ struct _BoundaryState<T, E: Sendable> {
     @inline(__always)
     mutating func offer(
         _ value: consuming T,
-        rule: _OverflowRule,
+        rule: _OverflowRule<E>,
         consumerWaiting: Bool = false,
         displaced: UnsafeMutablePointer<T>,
         overflow: inout _FIFO<T>
@@ -137,6 +143,7 @@ struct _BoundaryState<T, E: Sendable> {
                 return .dropped
             case .fail:
                 stopped = true
+                terminalBox = rule.failure
                 overflow.exchange(with: &waiting)
                 displaced.initialize(to: value)
                 return .overflowed(startDrain: startDrain())
@@ -152,13 +159,6 @@ struct _BoundaryState<T, E: Sendable> {
             newMaximumDepth = maximumDepth
         }
         return .accepted(startDrain: startDrain(), newMaximumDepth: newMaximumDepth)
-    }
-
-    /// A `failing` overflow's terminal event: `error`, queued behind the
-    /// values already taken (the owner calls it right after `offer`
-    /// returned `.overflowed`, under the same lock).
-    mutating func queueOverflowError(_ error: E) {
-        terminalBox = _BoundaryTerminalBox(.failed(error))
     }
 
     /// Queues the terminal event (never dropped, never waits); returns
