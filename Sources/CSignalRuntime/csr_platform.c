@@ -21,6 +21,25 @@ bool csr_is_main_thread(void) { return pthread_main_np() != 0; }
 #endif
 
 // ---------------------------------------------------------------------------
+// csr_set_current_thread_name
+
+#include <pthread.h>
+#include <string.h>
+
+void csr_set_current_thread_name(const char *name) {
+#if defined(__linux__)
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = '\0';
+    (void)pthread_setname_np(pthread_self(), truncated);
+#elif defined(__APPLE__)
+    (void)pthread_setname_np(name);
+#else
+    (void)name;
+#endif
+}
+
+// ---------------------------------------------------------------------------
 // csr_heavy_barrier (declared in csr_barrier.h)
 
 #include "csr_barrier.h"

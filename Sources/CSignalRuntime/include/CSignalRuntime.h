@@ -33,11 +33,12 @@
 #ifndef CSIGNALRUNTIME_H
 #define CSIGNALRUNTIME_H
 
-#define CSR_RUNTIME_VERSION 1
+#define CSR_RUNTIME_VERSION 2
 
 #include "csr_flag.h"
 #include "csr_slot.h"
 #include "csr_bag.h"
+#include "csr_ring.h"
 #include "csr_debug.h"
 #include "csr_platform.h"
 

@@ -15,4 +15,10 @@
 /// Ordering: none (thread-local). Ownership: none. Thread safety: any thread.
 bool csr_is_main_thread(void);
 
+/// Names the calling thread (as `ps`, `top -H` and debuggers show it); Linux
+/// keeps the first 15 bytes. Does nothing where the platform cannot.
+/// Ordering: none. Ownership: `name` is copied. Thread safety: the calling
+/// thread names only itself.
+void csr_set_current_thread_name(const char *name);
+
 #endif

@@ -1,0 +1,249 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import SignalKit
+import SignalKitTesting
+import Synchronization
+import Testing
+
+/// An object that counts itself in a counter of its test's own (the
+/// process-wide counters are shared with tests running in parallel).
+final class CountedCapture: Sendable {
+    let live: Counter
+
+    init(_ live: Counter) {
+        self.live = live
+        live.add(1)
+    }
+
+    deinit { live.add(-1) }
+}
+
+final class Counter: Sendable {
+    private let storage = Synchronization.Atomic<Int>(0)
+    func add(_ delta: Int) { storage.add(delta, ordering: .relaxed) }
+    var value: Int { storage.load(ordering: .relaxed) }
+}
+
+/// What only the dedicated-thread kind has: its ring, its spill, its
+/// statistics, its life cycle. The `Queue` contract itself is
+/// `QueueKindsTests`.
+@Suite struct DedicatedThreadSchedulerTests {
+    @Test func theThreadCarriesTheQueuesName() throws {
+        let scheduler = DedicatedThreadScheduler(name: "md-feed-hop-with-a-long-name", waitStrategy: .park)
+        defer { scheduler.shutdown() }
+        let queue = Queue(scheduler: scheduler)
+        let name: String = queue.syncResult {
+            guard let file = fopen("/proc/thread-self/comm", "r") else { return "" }
+            defer { fclose(file) }
+            var buffer = [CChar](repeating: 0, count: 64)
+            guard fgets(&buffer, 64, file) != nil else { return "" }
+            return String(decoding: buffer.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        #expect(name == "md-feed-hop-wit")
+        #expect(scheduler.waitStrategy == .park)
+        #expect(scheduler.statistics.capacity == 4096)
+    }
+
+    /// Beyond its capacity the ring spills: nothing blocks, nothing is
+    /// lost, the order holds, and the spill is counted.
+    @Test func aFullRingSpillsCountedAndInOrder() {
+        let scheduler = DedicatedThreadScheduler(name: "spill", waitStrategy: .park, capacity: 4)
+        defer { scheduler.shutdown() }
+        let queue = Queue(scheduler: scheduler)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let log = EventLog()
+        queue.async {
+            started.signal()
+            gate.wait()
+        }
+        started.wait()
+        let last = DispatchSemaphore(value: 0)
+        for index in 0..<10 {
+            queue.async {
+                log.append("\(index)")
+                if index == 9 { last.signal() }
+            }
+        }
+        let full = scheduler.statistics
+        #expect(full.ringDepth == 4)
+        #expect(full.spillDepth == 6)
+        #expect(full.spilledTotal == 6)
+        gate.signal()
+        last.wait()
+        #expect(log.events == (0..<10).map { "\($0)" })
+        let drained = scheduler.statistics
+        #expect(drained.ringDepth == 0)
+        #expect(drained.spillDepth == 0)
+        #expect(drained.spilledTotal == 6)
+        #expect(drained.executed == 11)  // the gate and the ten
+    }
+
+    /// The thread scheduling onto itself past its capacity spills too: no
+    /// deadlock.
+    @Test func theThreadSchedulingOntoItselfPastItsCapacityDoesNotDeadlock() {
+        let scheduler = DedicatedThreadScheduler(name: "self", waitStrategy: .park, capacity: 2)
+        defer { scheduler.shutdown() }
+        let queue = Queue(scheduler: scheduler)
+        let count = Mutex(0)
+        let last = DispatchSemaphore(value: 0)
+        queue.sync {
+            for index in 0..<100 {
+                queue.justDispatch {
+                    count.withLock { $0 += 1 }
+                    if index == 99 { last.signal() }
+                }
+            }
+        }
+        last.wait()
+        #expect(count.withLock { $0 } == 100)
+        #expect(scheduler.statistics.spilledTotal == 98)
+    }
+
+    /// `shutdown()` runs what was scheduled, joins the thread, and refuses
+    /// (and counts) what comes later, releasing it at once.
+    @Test func shutdownRunsWhatWasScheduledThenRefusesTheRest() {
+        let scheduler = DedicatedThreadScheduler(name: "stop", waitStrategy: .spinThenPark(.microseconds(10)))
+        let queue = Queue(scheduler: scheduler)
+        let ran = Counter()
+        let live = Counter()
+        for _ in 0..<1_000 {
+            let capture = CountedCapture(live)
+            queue.async {
+                withExtendedLifetime(capture) { ran.add(1) }
+            }
+        }
+        scheduler.shutdown()
+        #expect(ran.value == 1_000, "shutdown returned before the scheduled work ran")
+        var timers: [any Disposable] = []
+        do {
+            let capture = CountedCapture(live)
+            queue.async { withExtendedLifetime(capture) { ran.add(1) } }
+            timers.append(queue.cancellableAfterForTesting(0) { withExtendedLifetime(capture) { ran.add(1) } })
+            timers.append(queue.cancellableAfterForTesting(1) { withExtendedLifetime(capture) { ran.add(1) } })
+        }
+        scheduler.shutdown()  // idempotent
+        let statistics = scheduler.statistics
+        #expect(statistics.refused == 3)
+        #expect(statistics.executed == 1_000)
+        #expect(ran.value == 1_000)
+        #expect(live.value == 0, "refused work must be released at once, even while its timer is held")
+        withExtendedLifetime(timers) {}
+    }
+
+    /// Timers not yet due when the thread stops never fire, and what they
+    /// captured is released.
+    @Test func shutdownCancelsTimersNotYetDue() {
+        let scheduler = DedicatedThreadScheduler(name: "timers", waitStrategy: .park)
+        let queue = Queue(scheduler: scheduler)
+        let live = Counter()
+        let fired = Counter()
+        var held: (any Disposable)?
+        do {
+            let capture = CountedCapture(live)
+            queue.after(60) { withExtendedLifetime(capture) { fired.add(1) } }
+            held = queue.cancellableAfterForTesting(60) { withExtendedLifetime(capture) { fired.add(1) } }
+        }
+        queue.sync {}
+        #expect(live.value == 1)
+        scheduler.shutdown()
+        #expect(live.value == 0, "a timer the thread cancelled keeps nothing alive, even while a caller holds it")
+        #expect(fired.value == 0)
+        withExtendedLifetime(held) {}
+    }
+
+    /// Disposing a timer releases its work at once, on the disposing thread,
+    /// long before its deadline; many cancelled timers do not pile up.
+    @Test func disposingATimerReleasesItsWorkAtOnce() {
+        let scheduler = DedicatedThreadScheduler(name: "cancel", waitStrategy: .park)
+        defer { scheduler.shutdown() }
+        let queue = Queue(scheduler: scheduler)
+        let live = Counter()
+        let fired = Counter()
+        for _ in 0..<1_000 {
+            let capture = CountedCapture(live)
+            let timer = queue.cancellableAfterForTesting(60) { withExtendedLifetime(capture) { fired.add(1) } }
+            timer.dispose()
+        }
+        #expect(live.value == 0)
+        let due = DispatchSemaphore(value: 0)
+        queue.after(0.001) { due.signal() }
+        due.wait()
+        #expect(fired.value == 0)
+    }
+
+    /// The last reference going away stops the thread after the work it
+    /// already has: nothing leaks, nothing runs after it is freed.
+    @Test func releasingTheQueueWithWorkPendingRunsItAndLetsGo() {
+        let live = Counter()
+        let ran = Counter()
+        let allRan = DispatchSemaphore(value: 0)
+        do {
+            let queue = Queue(dedicatedThread: "released", waitStrategy: .park, capacity: 16)
+            for index in 0..<200 {
+                let capture = CountedCapture(live)
+                queue.async {
+                    withExtendedLifetime(capture) {
+                        ran.add(1)
+                        if index == 199 { allRan.signal() }
+                    }
+                }
+            }
+        }
+        allRan.wait()
+        waitUntil { live.value == 0 }
+        #expect(ran.value == 200)
+        #expect(live.value == 0)
+    }
+
+    /// Dropping the last reference from the thread itself (inside its own
+    /// work) must not wait for itself.
+    @Test func theLastReferenceCanGoOnTheThreadItself() {
+        let done = DispatchSemaphore(value: 0)
+        do {
+            let held = Mutex<Queue?>(Queue(dedicatedThread: "self-release", waitStrategy: .park))
+            held.withLock { $0! }.justDispatch {
+                // The only reference left: released here, on the thread.
+                let last = held.withLock { $0.take() }
+                #expect(last?.isCurrent() == true)
+                done.signal()
+            }
+        }
+        done.wait()
+    }
+
+    @Test func theStrategiesDescribeThemselves() {
+        #expect("\(DedicatedThreadScheduler.WaitStrategy.park)" == "park")
+        #expect("\(DedicatedThreadScheduler.WaitStrategy.busySpin)" == "busySpin")
+        #expect(
+            "\(DedicatedThreadScheduler.WaitStrategy.spinThenPark(.microseconds(50)))"
+                == "spinThenPark(\(Duration.microseconds(50)))")
+    }
+
+    @Test func shutdownOnTheThreadItselfStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            let scheduler = DedicatedThreadScheduler(name: "own", waitStrategy: .park)
+            Queue(scheduler: scheduler).sync { scheduler.shutdown() }
+        }
+    }
+
+    @Test func syncAfterShutdownStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            let scheduler = DedicatedThreadScheduler(name: "gone", waitStrategy: .park)
+            scheduler.shutdown()
+            Queue(scheduler: scheduler).sync {}
+        }
+    }
+}
+
+extension Queue {
+    /// `schedule(after:)` of the queue's scheduler: the cancellable `after`
+    /// the timing operators use (internal to SignalKit).
+    func cancellableAfterForTesting(_ delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
+        scheduler!.schedule(after: delay, work)
+    }
+}
