@@ -224,29 +224,26 @@ csr_push_result csr_ring_push(csr_ring *ring, void *item) {
 // ---------------------------------------------------------------------------
 // The consumer.
 
-void *csr_ring_pop(csr_ring *ring, bool *busy) {
-    *busy = false;
-    AO_t position = AO_load(&ring->head);
+/// Takes the item of the cell at `position` (== head) if it is published.
+static inline void *CSR_NULLABLE csr_ring_take_cell(csr_ring *ring, AO_t position) {
     csr_ring_cell *cell = &ring->cells[position & ring->mask];
-    if (AO_load_acquire(&cell->sequence) == position + 1) {
-        void *item = cell->item;
-        cell->item = NULL;
-        AO_store_release(&cell->sequence, position + ring->mask + 1);
-        AO_store_release(&ring->head, position + 1);
-        return item;
-    }
-    if (csr_load_seq_cst(&ring->tail) != position) {
-        // Claimed, not yet published.
-        *busy = true;
-        return NULL;
-    }
-    if (AO_load_acquire(&ring->spill_count) == 0) return NULL;
-    pthread_mutex_lock(&ring->spill_lock);
-    // Look at the ring again under the lock: a producer may have claimed a
-    // cell and then spilled its next item since `tail` was read above; that
-    // cell's item must come first (the model's UNCHECKED_SPILL_TAKE mutant).
+    if (AO_load_acquire(&cell->sequence) != position + 1) return NULL;
+    void *item = cell->item;
+    cell->item = NULL;
+    AO_store_release(&cell->sequence, position + ring->mask + 1);
+    AO_store_release(&ring->head, position + 1);
+    return item;
+}
+
+/// Takes the oldest spilled item if the ring is still empty (`tail ==
+/// position`), looked at under the spill list's mutex: a producer may have
+/// claimed a cell and then spilled its next item since the caller last
+/// looked, and that cell's item must come first (the model's
+/// UNCHECKED_SPILL_TAKE mutant). Sets `*busy` when the ring is not empty.
+static void *CSR_NULLABLE csr_ring_take_spilled(csr_ring *ring, AO_t position, bool *busy) {
     csr_spill_node *node = NULL;
     void *item = NULL;
+    pthread_mutex_lock(&ring->spill_lock);
     if (csr_load_seq_cst(&ring->tail) != position) {
         *busy = true;
     } else if ((node = ring->spill_first) != NULL) {
@@ -260,18 +257,44 @@ void *csr_ring_pop(csr_ring *ring, bool *busy) {
     return item;
 }
 
+void *csr_ring_pop(csr_ring *ring, bool *busy) {
+    *busy = false;
+    AO_t position = AO_load(&ring->head);
+    void *item = csr_ring_take_cell(ring, position);
+    if (item != NULL) return item;
+    if (csr_load_seq_cst(&ring->tail) != position) {
+        // Claimed, not yet published.
+        *busy = true;
+        return NULL;
+    }
+    if (AO_load_acquire(&ring->spill_count) == 0) return NULL;
+    return csr_ring_take_spilled(ring, position, busy);
+}
+
 void *csr_ring_pop_wait(csr_ring *ring, csr_wait_strategy strategy, uint64_t spin_nanoseconds,
                         uint64_t deadline_nanoseconds) {
     uint64_t spin_started = 0;
     unsigned busy_spins = 0;
     unsigned idle_spins = 0;
     for (;;) {
-        bool busy;
-        void *item = csr_ring_pop(ring, &busy);
+        // While idle this loop reads two cache lines: the next cell (which
+        // the next push writes) and the spill count (written only when
+        // something spills). Not `tail`: every push writes it, and a
+        // consumer polling it would pull its line away from the producers
+        // on every poll.
+        AO_t position = AO_load(&ring->head);
+        void *item = csr_ring_take_cell(ring, position);
         if (item != NULL) return item;
-        if (busy) {
+        if (AO_load_acquire(&ring->spill_count) != 0) {
+            bool busy = false;
+            if (csr_load_seq_cst(&ring->tail) == position) {
+                item = csr_ring_take_spilled(ring, position, &busy);
+                if (item != NULL) return item;
+            } else {
+                busy = true;
+            }
             // A producer is between its claim and its publication.
-            csr_backoff(&busy_spins);
+            if (busy) csr_backoff(&busy_spins);
             continue;
         }
         // Read the clock once every 64 idle spins (about a microsecond).
@@ -289,7 +312,13 @@ void *csr_ring_pop_wait(csr_ring *ring, csr_wait_strategy strategy, uint64_t spi
         }
         // Announce, then look (the consumer's half of the Dekker pairing).
         if (!AO_int_compare_and_swap_full(&ring->parked, 0, 1)) continue; // not reached: only we set 1
-        if (csr_load_seq_cst(&ring->tail) != AO_load(&ring->head) || csr_load_seq_cst(&ring->spill_count) != 0) {
+        if (csr_load_seq_cst(&ring->tail) != position) {
+            // Claimed, not yet published: wait for the publication awake.
+            AO_int_store(&ring->parked, 0);
+            csr_backoff(&busy_spins);
+            continue;
+        }
+        if (csr_load_seq_cst(&ring->spill_count) != 0) {
             AO_int_store(&ring->parked, 0);
             continue;
         }

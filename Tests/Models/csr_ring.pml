@@ -44,20 +44,23 @@
  *         increment `spill_count` (the announcement). One step.
  *     P6  the wake check: load `parked`; 1: compare-and-swap `parked` 1 -> 0;
  *         if it succeeded, futex_wake. (-DDROP_WAKE removes P6.)
- *   consumer, `csr_ring_pop` and `csr_ring_pop_wait` (CSR_WAIT_PARK):
+ *   consumer, `csr_ring_pop_wait` (CSR_WAIT_PARK; `csr_ring_pop`, used only
+ *   where nothing parks, makes the same checks with C2's load first):
  *     C1  the cell at `head` published (sequence == head + 1): take its item,
  *         free the cell for the next lap (sequence = head + capacity), head++.
- *     C2  else load `tail`: != head: busy (claimed, unpublished): retry, do
- *         not park.
- *     C3  else load `spill_count`: non-zero: under the spill mutex, if `tail`
- *         is still == head, take the first spilled item and decrement
- *         `spill_count`; else retry. The re-check is needed: the empty ring
- *         C2 saw may have filled since, with an item of a producer whose
- *         next item is the spilled one (-DUNCHECKED_SPILL_TAKE drops it: see
- *         below). Loading `spill_count` before `tail` (C3's load, then C2's)
- *         is an equivalent fix: the first spilled item is then one counted,
- *         so its producer's earlier claims precede the load of `tail`.
- *     C4  else park: compare-and-swap `parked` 0 -> 1 (full; it cannot fail,
+ *     C2  else load `spill_count`; non-zero: load `tail`; != head: busy (a
+ *         cell is claimed, perhaps unpublished, perhaps published since C1
+ *         looked): retry.
+ *     C3  else (ring empty), under the spill mutex: if `tail` is still ==
+ *         head, take the first spilled item and decrement `spill_count`;
+ *         else retry. Either look at `tail` after the count suffices: the
+ *         first spilled item was counted before C2's load, so its
+ *         producer's earlier claims precede that load of `tail`; the look
+ *         under the mutex also covers `csr_ring_pop`'s order (tail, then
+ *         count). -DUNCHECKED_SPILL_TAKE drops both: then the ring C1 saw
+ *         empty may have filled since with an item of a producer whose next
+ *         item is the spilled one, and the order breaks.
+ *     C4  else (nothing spilled) park: compare-and-swap `parked` 0 -> 1 (full; it cannot fail,
  *         only the consumer sets 1, and it stores 0 before it retries).
  *     C5  the re-check: load `tail` (!= head: store parked = 0, retry), then
  *         `spill_count` (non-zero: store parked = 0, retry). (-DDROP_RECHECK
@@ -90,10 +93,11 @@
  *   -DDROP_RECHECK         the consumer sleeps after announcing without
  *                          looking again: invalid end state.
  *   -DUNCHECKED_SPILL_TAKE the consumer takes a spilled item on the strength
- *                          of its `tail == head` load made before it loaded
- *                          `spill_count`: a producer's ring item and its next,
- *                          spilled item can both arrive in between, and the
- *                          spilled one is taken first: FIFO assertion.
+ *                          of C1's look at the ring, without looking at
+ *                          `tail` after it saw the count (neither C2 nor the
+ *                          look under the mutex): a producer's ring item and
+ *                          its next, spilled item can both arrive in between,
+ *                          and the spilled one is taken first: FIFO assertion.
  */
 
 #ifndef CAPACITY
@@ -216,10 +220,12 @@ proctype consumer() {
             }
         :: else ->
             if
-            :: tail != head -> skip                 /* C2: busy, retry */
-            :: else ->
+            :: spill_count != 0 ->
+#ifndef UNCHECKED_SPILL_TAKE
                 if
-                :: spill_count != 0 ->
+                :: tail != head -> skip             /* C2: busy, retry */
+                :: else ->
+#endif
                     /* C3: under the spill mutex */
                     d_step {
 #ifndef UNCHECKED_SPILL_TAKE
@@ -236,7 +242,10 @@ proctype consumer() {
                         fi
 #endif
                     }
-                :: else ->
+#ifndef UNCHECKED_SPILL_TAKE
+                fi
+#endif
+            :: else ->
                     /* C4: announce */
                     atomic { assert(parked == 0); parked = 1 };
 #ifndef DROP_RECHECK
@@ -259,7 +268,6 @@ proctype consumer() {
                     };
                     !sleeping;      /* a lost wake-up blocks here forever */
                     parked = 0
-                fi
             fi
         fi;
 retry:

@@ -35,6 +35,11 @@ struct Report {
             // A run that dropped values measured drops, not the hop.
             guard let floor, let drops = result.drops[.signalkit] else { return nil }
             return floor / signalkit >= 15 && drops.dropped == 0
+        case "W13":
+            guard let latency = result.latencies[.signalkit], let floorLatency = result.latencies[.floor] else {
+                return nil
+            }
+            return latency.p50 <= 1 && latency.p99 <= floorLatency.p99
         case "W14": return result.targetMet
         default: return nil
         }

@@ -43,11 +43,12 @@ final class HopRecorder: @unchecked Sendable {
     }
 }
 
-/// One peer's pipeline: a send function and a teardown. `queue` is the
-/// receiving queue (synced before teardown); the AsyncStream peer has none.
+/// One peer's pipeline: a send function, a drain (waits until the
+/// receiving side has finished what it was given: a `sync` on the receiving
+/// queue; nothing for the AsyncStream peer) and a teardown.
 struct HopPipeline {
     let send: (UInt64) -> Void
-    let queue: DispatchQueue?
+    var drain: () -> Void = {}
     let teardown: () -> Void
 }
 
@@ -58,12 +59,12 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
         let pipe = ValuePipe<UInt64>()
         let queue = Queue(name: "w9.signalkit")
         let handle = (pipe.signal() |> deliverOn(queue)).start(next: { recorder.receive($0, recordLatency: recordLatency) })
-        return HopPipeline(send: { pipe.putNext($0) }, queue: queue.queue, teardown: { handle.dispose() })
+        return HopPipeline(send: { pipe.putNext($0) }, drain: { queue.sync {} }, teardown: { handle.dispose() })
     case .opencombine:
         let subject = PassthroughSubject<UInt64, Never>()
         let queue = DispatchQueue(label: "w9.opencombine")
         let cancellable = subject.receive(on: queue.ocombine).sink { recorder.receive($0, recordLatency: recordLatency) }
-        return HopPipeline(send: { subject.send($0) }, queue: queue, teardown: { cancellable.cancel() })
+        return HopPipeline(send: { subject.send($0) }, drain: { queue.sync {} }, teardown: { cancellable.cancel() })
     case .asyncStream:
         let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .unbounded)
         let consumer = Task {
@@ -71,7 +72,6 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
         }
         return HopPipeline(
             send: { continuation.yield($0) },
-            queue: nil,
             teardown: {
                 continuation.finish()
                 blockingAwait { await consumer.value }
@@ -83,7 +83,7 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
         let queue = DispatchQueue(label: "w9.floor")
         return HopPipeline(
             send: { timestamp in queue.async { recorder.receive(timestamp, recordLatency: recordLatency) } },
-            queue: queue,
+            drain: { queue.sync {} },
             teardown: {}
         )
     }
@@ -91,16 +91,26 @@ func makeHopPipeline(_ peer: Peer, recorder: HopRecorder, recordLatency: Bool) -
 
 @inline(never)
 func runW9(_ peer: Peer, _ events: Int) -> RunResult {
+    runHop(events: events) { recorder, recordLatency in
+        makeHopPipeline(peer, recorder: recorder, recordLatency: recordLatency)
+    }
+}
+
+/// W9's measurement, on pipelines `makePipeline` builds (W13 and W15 run it
+/// on dedicated-thread queues): latency paced at 2 µs, then throughput back
+/// to back.
+@inline(never)
+func runHop(events: Int, makePipeline: (HopRecorder, Bool) -> HopPipeline) -> RunResult {
     // Latency, paced at 2 µs.
     let latencyRecorder = HopRecorder(expected: events)
-    let latencyPipeline = makeHopPipeline(peer, recorder: latencyRecorder, recordLatency: true)
+    let latencyPipeline = makePipeline(latencyRecorder, true)
     for _ in 0..<events {
         let timestamp = monotonicNanoseconds()
         latencyPipeline.send(timestamp)
         while monotonicNanoseconds() &- timestamp < 2_000 {}
     }
     while !latencyRecorder.done.load(ordering: .acquiring) { sched_yield() }
-    latencyPipeline.queue?.sync {}
+    latencyPipeline.drain()
     latencyPipeline.teardown()
     let latency = Latency(
         p50: Double(latencyRecorder.histogram.valueAtPercentile(50)) / 1000,
@@ -111,14 +121,14 @@ func runW9(_ peer: Peer, _ events: Int) -> RunResult {
     // Throughput, back to back.
     let count = 2 * events
     let throughputRecorder = HopRecorder(expected: count)
-    let pipeline = makeHopPipeline(peer, recorder: throughputRecorder, recordLatency: false)
+    let pipeline = makePipeline(throughputRecorder, false)
     var firstSend: UInt64 = 0
     _ = timed(operations: count) {
         firstSend = monotonicNanoseconds()
         for _ in 0..<count { pipeline.send(firstSend) }
         while !throughputRecorder.done.load(ordering: .acquiring) { sched_yield() }
     }
-    pipeline.queue?.sync {}
+    pipeline.drain()
     pipeline.teardown()
     let nanosecondsPerEvent = Double(throughputRecorder.lastReceipt &- firstSend) / Double(count)
     let ok = latencyRecorder.received == events && throughputRecorder.received == count

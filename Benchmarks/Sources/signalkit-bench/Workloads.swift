@@ -108,6 +108,20 @@ let allWorkloads: [Workload] = [
         run: { runW12($0, $1) }
     ),
     Workload(
+        id: "W13", title: "queue hop on a dedicated thread (spinThenPark 50 µs)", unit: "ns/event",
+        fullSize: 100_000, quickSize: 20_000, peers: [.signalkit, .floor],
+        target: Target(nanoseconds: nil, allocations: nil, check: "p50 <= 1 µs; p99 <= the q.async floor's p99"),
+        run: { runW13($0, $1) }
+    ),
+    Workload(
+        id: "W15", title: "dedicated thread: wait strategies (once each)", unit: "ns/event",
+        fullSize: 100_000, quickSize: 20_000, peers: [.signalkit],
+        target: Target(
+            nanoseconds: nil, allocations: nil, check: "report only: latency against CPU burned", reportOnly: true),
+        singleRun: true,
+        run: { runW15($0, $1) }
+    ),
+    Workload(
         // The size is the duration of each policy's run, in milliseconds.
         id: "W14", title: "overload: producer 10x faster than consumer", unit: "ns/send",
         fullSize: 2_000, quickSize: 500, peers: [.signalkit],

@@ -21,9 +21,9 @@
 // `spilled_total`). While the spill list is not
 // empty, every push goes there too, so that one producer's items stay in the
 // order it pushed them; the consumer takes spilled items only when the ring is
-// empty, and checks that under the spill list's mutex: a producer may claim a
-// cell and then spill its next item between a first look at `tail` and the
-// take. The spill list is unbounded but counted: growth beyond the capacity
+// empty, and looks at `tail` for that after it saw the spill count (and again
+// under the spill list's mutex): a producer may claim a cell and then spill
+// its next item between an earlier look and the take. The spill list is unbounded but counted: growth beyond the capacity
 // is visible in the statistics, never silent. (Blocking the producer instead
 // would deadlock when the producer is the consumer's own thread.)
 //

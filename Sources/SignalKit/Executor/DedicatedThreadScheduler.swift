@@ -90,7 +90,7 @@ public final class DedicatedThreadScheduler: QueueScheduler {
     /// The thread's name (as the system shows it, cut to 15 bytes).
     public let name: String
     public let waitStrategy: WaitStrategy
-    private let core: _DedicatedThreadCore
+    let core: _DedicatedThreadCore
 
     /// Starts a thread named `name` that waits by `waitStrategy`, with a ring
     /// of `capacity` cells (rounded up to a power of two).
@@ -123,7 +123,7 @@ public final class DedicatedThreadScheduler: QueueScheduler {
     public func isCurrent() -> Bool { core.ring.isCurrent }
 
     public func schedule(_ work: @escaping @Sendable () -> Void) {
-        core.push(_WorkItem(work))
+        core.push(_ClosureWorkItem(work))
     }
 
     public func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
@@ -195,7 +195,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     private let executedCount = Synchronization.Atomic<Int>(0)
     private let refusedCount = Synchronization.Atomic<Int>(0)
     /// The item that tells the thread to stop (compared by identity).
-    private let stopItem = _WorkItem {}
+    private let stopItem = _WorkItem()
     /// The thread, until it is joined or detached.
     private let thread = _LockedState<pthread_t?>(nil)
 
@@ -252,11 +252,11 @@ final class _DedicatedThreadCore: @unchecked Sendable {
             refusedCount.add(1, ordering: .relaxed)
         } else if nanoseconds == 0 {
             // Due now: behind the work already scheduled, as Dispatch does.
-            push(_WorkItem { timer.fire() })
+            push(_ClosureWorkItem { timer.fire() })
         } else if ring.isCurrent {
             timers.insert(timer)
         } else {
-            push(_WorkItem { [self] in timers.insert(timer) })
+            push(_ClosureWorkItem { [self] in timers.insert(timer) })
         }
         return timer
     }
@@ -271,7 +271,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         // running): `withoutActuallyEscaping` in the caller checks that
         // nothing holds it when `performSync` returns.
         let sync = _SyncWork(work.value, waiter: waiter)
-        push(_WorkItem { sync.run() })
+        push(_ClosureWorkItem { sync.run() })
         // Returns when the work ran, or when its item was released without
         // running (it raced a shutdown): never a wait for ever.
         waiter.wait()
@@ -337,7 +337,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
             guard let item = ring.pop(waiting: wait, until: deadline) else { continue }
             if item === stopItem { break }
             countExecuted()
-            item.work()
+            item.run()
         }
         // Stopping: timers not yet due never fire (their work is released
         // now, even where a caller still holds the timer); work already in
@@ -346,7 +346,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         lateDrain.withLock { _ in
             for item in ring.drain() where item !== stopItem {
                 countExecuted()
-                item.work()
+                item.run()
             }
         }
         exited.store(true, ordering: .sequentiallyConsistent)
@@ -372,7 +372,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
                 // It leaves the heap now: no pruning needed for it.
                 cancellations.subtract(1)
             } else {
-                ring.push(_WorkItem { timer.fire() })
+                ring.push(_ClosureWorkItem { timer.fire() })
             }
         }
         let cancelled = cancellations.value

@@ -9,13 +9,31 @@ import Musl
 import Darwin
 #endif
 
-/// One closure in a `_WorkRing`: the retained object a ring cell points to.
-final class _WorkItem: Sendable {
+/// One unit of work in a `_WorkRing`: the retained object a ring cell
+/// points to. Subclasses carry their work's state in the item itself, so
+/// that scheduling it costs one allocation (`_ClosureWorkItem` for a closure;
+/// `deliverOn`'s item holds the subscriber and the value).
+///
+/// `@unchecked Sendable`: an item is handed from its producer to the one
+/// consumer thread through the ring (a release/acquire pair) and only run
+/// there; subclasses keep only `Sendable` state.
+class _WorkItem: @unchecked Sendable {
+    /// Runs the work. The consumer thread only.
+    func run() {}
+}
+
+/// A closure as a `_WorkItem`.
+///
+/// `@unchecked Sendable`: restated from `_WorkItem`; its one stored property
+/// is a `@Sendable` closure.
+final class _ClosureWorkItem: _WorkItem, @unchecked Sendable {
     let work: @Sendable () -> Void
 
     init(_ work: @escaping @Sendable () -> Void) {
         self.work = work
     }
+
+    override func run() { work() }
 }
 
 /// How the consumer of a `_WorkRing` waits (the C `csr_wait_strategy`).

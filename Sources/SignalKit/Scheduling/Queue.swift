@@ -42,11 +42,17 @@ public final class Queue: Sendable {
     private let backend: Backend
     private let identity: _QueueIdentity?
     private let isMainQueue: Bool
+    /// The dedicated thread of a queue whose scheduler is a
+    /// `DedicatedThreadScheduler`, for the hot paths that hand it work
+    /// directly (`isCurrent` without a protocol call; `deliverOn`'s one
+    /// allocation per value).
+    let _dedicatedThread: _DedicatedThreadCore?
 
     private init(backend: Backend, identity: _QueueIdentity?, isMainQueue: Bool) {
         self.backend = backend
         self.identity = identity
         self.isMainQueue = isMainQueue
+        _dedicatedThread = nil
     }
 
     private static let main = Queue(backend: .dispatch(.main), identity: nil, isMainQueue: true)
@@ -67,6 +73,7 @@ public final class Queue: Sendable {
         backend = .dispatch(queue)
         identity = nil
         isMainQueue = false
+        _dedicatedThread = nil
     }
 
     /// Creates a new serial queue labelled `name ?? ""`.
@@ -77,6 +84,7 @@ public final class Queue: Sendable {
         backend = .dispatch(queue)
         self.identity = identity
         isMainQueue = false
+        _dedicatedThread = nil
     }
 
     /// Creates a queue that runs on `scheduler` (for example a virtual-time
@@ -85,6 +93,7 @@ public final class Queue: Sendable {
         backend = .scheduler(scheduler)
         identity = nil
         isMainQueue = false
+        _dedicatedThread = (scheduler as? DedicatedThreadScheduler)?.core
     }
 
     /// The wrapped DispatchQueue.
@@ -120,6 +129,7 @@ public final class Queue: Sendable {
 
     /// Whether the caller runs on this queue (see the type's documentation).
     public func isCurrent() -> Bool {
+        if let dedicated = _dedicatedThread { return dedicated.ring.isCurrent }
         switch backend {
         case .dispatch:
             if isMainQueue { return _isMainThread() }

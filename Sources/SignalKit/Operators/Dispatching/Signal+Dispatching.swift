@@ -276,6 +276,9 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
             // allocates the closure, a block wrapper and the copy.
             let event = (downstream, value)
             dispatchQueue.async { event.0.putNext(event.1) }
+        } else if let dedicated = queue._dedicatedThread {
+            // One allocation: the item holds the subscriber and the value.
+            dedicated.push(_DeliverNextItem(downstream: downstream, value: value))
         } else {
             queue.justDispatch { downstream.putNext(value) }
         }
@@ -290,6 +293,22 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
         let downstream = self.downstream
         queue.async { downstream.putCompletion() }
     }
+}
+
+/// One value `deliverOn` hands a dedicated thread (see `_WorkItem`).
+///
+/// `@unchecked Sendable`: restated from `_WorkItem`; it stores a `Subscriber`
+/// and a `Sendable` value, both immutable.
+final class _DeliverNextItem<T: Sendable, E: Sendable>: _WorkItem, @unchecked Sendable {
+    let downstream: Subscriber<T, E>
+    let value: T
+
+    init(downstream: Subscriber<T, E>, value: T) {
+        self.downstream = downstream
+        self.value = value
+    }
+
+    override func run() { downstream.putNext(value) }
 }
 
 struct _DeliverOnPoolSink<T: Sendable, E: Sendable>: _InlineSink {
