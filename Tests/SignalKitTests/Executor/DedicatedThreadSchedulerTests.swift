@@ -89,7 +89,7 @@ final class Counter: Sendable {
         let scheduler = DedicatedThreadScheduler(name: "self", waitStrategy: .park, capacity: 2)
         defer { scheduler.shutdown() }
         let queue = Queue(scheduler: scheduler)
-        let count = Mutex(0)
+        let count = Shared(0)
         let last = DispatchSemaphore(value: 0)
         queue.sync {
             for index in 0..<100 {
@@ -205,7 +205,7 @@ final class Counter: Sendable {
     @Test func theLastReferenceCanGoOnTheThreadItself() {
         let done = DispatchSemaphore(value: 0)
         do {
-            let held = Mutex<Queue?>(Queue(dedicatedThread: "self-release", waitStrategy: .park))
+            let held = Shared<Queue?>(Queue(dedicatedThread: "self-release", waitStrategy: .park))
             held.withLock { $0! }.justDispatch {
                 // The only reference left: released here, on the thread.
                 let last = held.withLock { $0.take() }

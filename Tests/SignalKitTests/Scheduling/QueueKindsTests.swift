@@ -97,7 +97,7 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 value = queue.isCurrent() ? 42 : -1
             }
             #expect(value == 42)
-            let results = Mutex<[Int]>([])
+            let results = Shared<[Int]>([])
             race(threads: 2) { index in
                 for round in 0..<200 {
                     let seen: Int = queue.syncResult { index * 1_000 + round }
@@ -159,8 +159,8 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     @Test(arguments: QueueKind.allCases)
     func aRepeatingTimerTicksOnItsQueueUntilInvalidated(kind: QueueKind) {
         kind.withQueue { queue in
-            let ticks = Mutex(0)
-            let offQueue = Mutex(0)
+            let ticks = Shared(0)
+            let offQueue = Shared(0)
             let timer = SignalKit.Timer(
                 timeout: 0.001, repeat: true,
                 completion: {
@@ -201,8 +201,8 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     func deliverOnHopsEveryEventInOrder(kind: QueueKind) {
         kind.withQueue { queue in
             let pipe = ValuePipe<Int>()
-            let received = Mutex<[Int]>([])
-            let offQueue = Mutex(0)
+            let received = Shared<[Int]>([])
+            let offQueue = Shared(0)
             let disposable = (pipe.signal() |> deliverOn(queue)).start(next: { value in
                 if !queue.isCurrent() { offQueue.withLock { $0 += 1 } }
                 received.withLock { $0.append(value) }
