@@ -16,7 +16,9 @@ private final class _QueueIdentity: Sendable {}
 private let _queueSpecificKey = DispatchSpecificKey<_QueueIdentity>()
 
 /// A serial (or, for the two global singletons, concurrent) execution
-/// context, wrapping a `DispatchQueue` or a custom `QueueScheduler`.
+/// context, wrapping a `DispatchQueue` or a custom `QueueScheduler` (such as
+/// the thread of its own `Queue(dedicatedThread:)` makes, for low-latency
+/// hops).
 ///
 /// The inline rule: `async` and `sync` run the closure immediately when the
 /// caller is already on this queue (`isCurrent()`); `justDispatch` and `after`
@@ -29,7 +31,8 @@ private let _queueSpecificKey = DispatchSpecificKey<_QueueIdentity>()
 /// * `Queue.mainQueue()` is current on the main thread;
 /// * a wrapper made with `Queue(queue:)` and the two global concurrent queues
 ///   are never current;
-/// * a queue made with `Queue(scheduler:)` asks its scheduler.
+/// * a queue made with `Queue(scheduler:)` asks its scheduler (a
+///   `Queue(dedicatedThread:)` is current on its thread).
 ///
 /// On Linux the main queue runs only while the main thread runs
 /// `dispatchMain()` (or a run loop that drains it).
