@@ -28,6 +28,18 @@ import Synchronization
 ///   subscriptions), `signalkit_buffer_max_depth` and
 ///   `signalkit_buffer_subscriptions`.
 ///
+/// And for every dedicated-thread queue
+/// (``DedicatedThreadScheduler/statisticsByName()``), with the dimension
+/// `("thread", name)`:
+/// * counters `signalkit_dedicated_thread_executed_total`,
+///   `signalkit_dedicated_thread_spilled_total` (work that found the ring
+///   full: the thread does not keep up), `signalkit_dedicated_thread_refused_total`,
+///   `signalkit_dedicated_thread_parks_total` and
+///   `signalkit_dedicated_thread_wakes_total`;
+/// * gauges `signalkit_dedicated_thread_ring_depth`,
+///   `signalkit_dedicated_thread_spill_depth` and `signalkit_dedicated_threads`
+///   (threads of that name running).
+///
 /// ```swift
 /// let reporting = SignalKitMetricsReporter.start(every: .seconds(10), on: Queue(name: "metrics"))
 /// // ... at shutdown:
@@ -44,11 +56,14 @@ public enum SignalKitMetricsReporter {
         SignalKitDebug.isTrackingLiveObjects = true
         let gauges = _LiveObjectGauges(factory: factory)
         let buffers = _BufferMetrics(factory: factory)
+        let threads = _DedicatedThreadMetrics(factory: factory)
         gauges.record()
         buffers.record()
+        threads.record()
         return SignalKit.interval(interval, queue: queue).start(next: { _ in
             gauges.record()
             buffers.record()
+            threads.record()
         })
     }
 
@@ -57,7 +72,28 @@ public enum SignalKitMetricsReporter {
     public static func recordNow(factory: any MetricsFactory = MetricsSystem.factory) {
         SignalKitDebug.isTrackingLiveObjects = true
         _LiveObjectGauges(factory: factory).record()
-        _BufferMetrics.recordNow(factory: factory)
+        _BufferMetrics.recorders.recorder(for: factory, make: _BufferMetrics.init).record()
+        _DedicatedThreadMetrics.recorders.recorder(for: factory, make: _DedicatedThreadMetrics.init).record()
+    }
+}
+
+/// One recorder per factory for `recordNow`, so that repeated calls add
+/// increments, not totals.
+final class _RecorderCache<Recorder: AnyObject & Sendable>: Sendable {
+    private let recorders = Mutex<[ObjectIdentifier: Recorder]>([:])
+
+    /// The recorder of `factory`, made by `make` the first time. A factory
+    /// that is not a class gets a recorder per call: its counters then
+    /// receive the totals once.
+    func recorder(for factory: any MetricsFactory, make: (any MetricsFactory) -> Recorder) -> Recorder {
+        guard type(of: factory) is AnyObject.Type else { return make(factory) }
+        let key = ObjectIdentifier(factory as AnyObject)
+        return recorders.withLock { recorders in
+            if let existing = recorders[key] { return existing }
+            let recorder = make(factory)
+            recorders[key] = recorder
+            return recorder
+        }
     }
 }
 
@@ -81,26 +117,7 @@ final class _BufferMetrics: Sendable {
         self.factory = factory
     }
 
-    /// One recorder per factory for `recordNow`, so that repeated calls add
-    /// increments, not totals.
-    private static let recorders = Mutex<[ObjectIdentifier: _BufferMetrics]>([:])
-
-    static func recordNow(factory: any MetricsFactory) {
-        // A factory that is not a class gets a recorder per call: its
-        // counters then receive the totals once.
-        guard type(of: factory) is AnyObject.Type else {
-            _BufferMetrics(factory: factory).record()
-            return
-        }
-        let object = factory as AnyObject
-        let recorder = recorders.withLock { recorders in
-            if let existing = recorders[ObjectIdentifier(object)] { return existing }
-            let recorder = _BufferMetrics(factory: factory)
-            recorders[ObjectIdentifier(object)] = recorder
-            return recorder
-        }
-        recorder.record()
-    }
+    static let recorders = _RecorderCache<_BufferMetrics>()
 
     func record() {
         let factory = self.factory
@@ -133,6 +150,73 @@ final class _BufferMetrics: Sendable {
                 metrics.subscriptions.record(statistics.liveSubscriptions)
                 metrics.recorded = statistics
                 byName[statistics.name] = metrics
+            }
+        }
+    }
+}
+
+/// The dedicated threads' counters and gauges, per thread name. Remembers
+/// what it recorded last, so that each record adds the increments.
+final class _DedicatedThreadMetrics: Sendable {
+    private struct Metrics {
+        let executed: Counter
+        let spilled: Counter
+        let refused: Counter
+        let parks: Counter
+        let wakes: Counter
+        let ringDepth: Gauge
+        let spillDepth: Gauge
+        let threads: Gauge
+        var recorded: DedicatedThreadScheduler.Statistics?
+    }
+
+    static let recorders = _RecorderCache<_DedicatedThreadMetrics>()
+
+    private let factory: any MetricsFactory
+    private let byName = Mutex<[String: Metrics]>([:])
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    func record() {
+        let factory = self.factory
+        for named in DedicatedThreadScheduler.statisticsByName() {
+            byName.withLock { byName in
+                var metrics =
+                    byName[named.name]
+                    ?? {
+                        let dimensions = [("thread", named.name)]
+                        func counter(_ label: String) -> Counter {
+                            Counter(label: "signalkit_dedicated_thread_\(label)", dimensions: dimensions, factory: factory)
+                        }
+                        func gauge(_ label: String) -> Gauge {
+                            Gauge(label: label, dimensions: dimensions, factory: factory)
+                        }
+                        return Metrics(
+                            executed: counter("executed_total"),
+                            spilled: counter("spilled_total"),
+                            refused: counter("refused_total"),
+                            parks: counter("parks_total"),
+                            wakes: counter("wakes_total"),
+                            ringDepth: gauge("signalkit_dedicated_thread_ring_depth"),
+                            spillDepth: gauge("signalkit_dedicated_thread_spill_depth"),
+                            threads: gauge("signalkit_dedicated_threads"),
+                            recorded: nil
+                        )
+                    }()
+                let now = named.statistics
+                let previous = metrics.recorded
+                metrics.executed.increment(by: Int64(now.executed - (previous?.executed ?? 0)))
+                metrics.spilled.increment(by: Int64(now.spilledTotal - (previous?.spilledTotal ?? 0)))
+                metrics.refused.increment(by: Int64(now.refused - (previous?.refused ?? 0)))
+                metrics.parks.increment(by: Int64(now.parks - (previous?.parks ?? 0)))
+                metrics.wakes.increment(by: Int64(now.wakes - (previous?.wakes ?? 0)))
+                metrics.ringDepth.record(now.ringDepth)
+                metrics.spillDepth.record(now.spillDepth)
+                metrics.threads.record(named.threads)
+                metrics.recorded = now
+                byName[named.name] = metrics
             }
         }
     }

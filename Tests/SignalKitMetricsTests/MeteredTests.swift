@@ -1,6 +1,7 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 #if Metrics
+import Dispatch
 import Metrics
 import MetricsTestKit
 import SignalKit
@@ -71,6 +72,41 @@ private enum Boom: Error { case boom }
         #expect(try metrics.expectGauge("signalkit_buffer_max_depth", dimensions).lastValue == 2)
         #expect(metrics.counterTotal(label: "signalkit_buffer_overflows_total", dimensions: dimensions) == 0)
         handle.dispose()
+    }
+
+    @Test func theReporterAddsEachDedicatedThreadsCountsAndRecordsItsDepths() throws {
+        let metrics = TestMetrics()
+        let name = "metrics.thread"
+        let scheduler = DedicatedThreadScheduler(name: name, waitStrategy: .park, capacity: 2)
+        let queue = Queue(scheduler: scheduler)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        queue.async {
+            started.signal()
+            gate.wait()
+        }
+        started.wait()
+        let last = DispatchSemaphore(value: 0)
+        for index in 0..<5 { queue.async { if index == 4 { last.signal() } } }
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        let dimensions = [("thread", name)]
+        #expect(try metrics.expectGauge("signalkit_dedicated_thread_ring_depth", dimensions).lastValue == 2)
+        #expect(try metrics.expectGauge("signalkit_dedicated_thread_spill_depth", dimensions).lastValue == 3)
+        #expect(try metrics.expectGauge("signalkit_dedicated_threads", dimensions).lastValue == 1)
+        #expect(metrics.counterTotal(label: "signalkit_dedicated_thread_spilled_total", dimensions: dimensions) == 3)
+        #expect(metrics.counterTotal(label: "signalkit_dedicated_thread_executed_total", dimensions: dimensions) == 1)
+        gate.signal()
+        last.wait()
+        // After shutdown the thread's totals stay (exited threads are summed
+        // by name); the counters receive increments, not totals again.
+        scheduler.shutdown()
+        queue.async {}
+        SignalKitMetricsReporter.recordNow(factory: metrics)
+        #expect(metrics.counterTotal(label: "signalkit_dedicated_thread_executed_total", dimensions: dimensions) == 6)
+        #expect(metrics.counterTotal(label: "signalkit_dedicated_thread_spilled_total", dimensions: dimensions) == 3)
+        #expect(metrics.counterTotal(label: "signalkit_dedicated_thread_refused_total", dimensions: dimensions) == 1)
+        #expect(try metrics.expectGauge("signalkit_dedicated_threads", dimensions).lastValue == 0)
+        #expect(try metrics.expectGauge("signalkit_dedicated_thread_spill_depth", dimensions).lastValue == 0)
     }
 }
 

@@ -118,6 +118,34 @@ extension StressSuite {
             #expect(check.leaks(timeout: 5) == nil)
         }
 
+        /// `statisticsByName()` reads every live thread's core without
+        /// retaining it, while schedulers come and go: a core freed during a
+        /// read is a use-after-free AddressSanitizer reports.
+        @Test func statisticsReadsRaceSchedulersGoingAway() {
+            let check = LeakCheck()
+            let name = "stress.registry"
+            let found = Synchronization.Atomic<Int>(0)
+            let done = Synchronization.Atomic<Bool>(false)
+            race(threads: 2) { index in
+                if index == 0 {
+                    for round in 0..<(100 * stressScale) {
+                        let queue = Queue(dedicatedThread: name, waitStrategy: .park, capacity: 4)
+                        for _ in 0..<(round % 5) { queue.async {} }
+                        if round % 2 == 0 { (queue.scheduler as? DedicatedThreadScheduler)?.shutdown() }
+                    }
+                    done.store(true, ordering: .releasing)
+                } else {
+                    while !done.load(ordering: .acquiring) {
+                        if DedicatedThreadScheduler.statisticsByName().contains(where: { $0.name == name }) {
+                            found.add(1, ordering: .relaxed)
+                        }
+                    }
+                }
+            }
+            #expect(found.load(ordering: .relaxed) > 0)
+            #expect(check.leaks(timeout: 5) == nil)
+        }
+
         /// Producers racing `shutdown()`: every closure either ran or was
         /// refused (and released), none is lost or run twice.
         @Test func shutdownRacingProducersLosesNothing() {

@@ -205,7 +205,15 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         ring = _WorkRing(capacity: capacity)
         self.wait = wait
         self.name = name
+        _DedicatedThreadRegistry.register(self)
     }
+
+    deinit {
+        _DedicatedThreadRegistry.retire(self)
+    }
+
+    /// Whether the thread has not yet left its loop and drained.
+    var isRunning: Bool { !exited.load(ordering: .relaxed) }
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()

@@ -216,6 +216,34 @@ final class Counter: Sendable {
         done.wait()
     }
 
+    /// Counters by thread name: the running threads of a name summed, and
+    /// the totals of the exited ones kept.
+    @Test func statisticsByNameSumRunningThreadsAndKeepExitedOnes() {
+        let name = "by-name-\(UInt32.random(in: 0...UInt32.max))"
+        func entry() -> DedicatedThreadScheduler.NamedStatistics? {
+            DedicatedThreadScheduler.statisticsByName().first { $0.name == name }
+        }
+        let first = DedicatedThreadScheduler(name: name, waitStrategy: .park, capacity: 8)
+        let second = DedicatedThreadScheduler(name: name, waitStrategy: .park, capacity: 8)
+        for _ in 0..<3 { Queue(scheduler: first).async {} }
+        Queue(scheduler: second).sync {}
+        Queue(scheduler: first).sync {}
+        let running = entry()
+        #expect(running?.threads == 2)
+        #expect(running?.statistics.capacity == 16)
+        #expect(running?.statistics.executed == 5)
+        first.shutdown()
+        let oneLeft = entry()
+        #expect(oneLeft?.threads == 1)
+        #expect(oneLeft?.statistics.capacity == 8)
+        #expect(oneLeft?.statistics.executed == 5)
+        second.shutdown()
+        #expect(entry()?.threads == 0)
+        #expect(entry()?.statistics.executed == 5)
+        let names = DedicatedThreadScheduler.statisticsByName().map(\.name)
+        #expect(names == names.sorted())
+    }
+
     @Test func theStrategiesDescribeThemselves() {
         #expect("\(DedicatedThreadScheduler.WaitStrategy.park)" == "park")
         #expect("\(DedicatedThreadScheduler.WaitStrategy.busySpin)" == "busySpin")
