@@ -212,6 +212,9 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         _DedicatedThreadRegistry.retire(self)
     }
 
+    /// Whether the thread was asked to stop (new work is refused).
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
     /// Whether the thread has not yet left its loop and drained.
     var isRunning: Bool { !exited.load(ordering: .relaxed) }
 
@@ -431,4 +434,65 @@ private final class _SyncWork: @unchecked Sendable {
             waiter.finish(ran: false)
         }
     }
+}
+
+// MARK: - An executor for actors
+
+extension DedicatedThreadScheduler: SerialExecutor {
+    /// Runs an actor's job on the dedicated thread, in the order the jobs
+    /// were enqueued: an actor whose `unownedExecutor` is this scheduler's
+    /// runs every isolated method on the thread, with the thread's wait
+    /// strategy (and `start(isolation:)` delivers to it without Dispatch).
+    ///
+    /// ```swift
+    /// actor OrderBook {
+    ///     private let thread = DedicatedThreadScheduler(name: "book", waitStrategy: .spinThenPark(.microseconds(50)))
+    ///     nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+    ///     func apply(_ price: Double) { /* on the "book" thread */ }
+    /// }
+    /// ```
+    ///
+    /// A job enqueued after the thread was asked to stop (`shutdown()`, or
+    /// the last reference gone) stops the process with a message: nothing
+    /// would ever run it, and the actor's callers would wait for ever. Shut
+    /// the thread down only after the actor's work is done.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        _signalKitRequire(
+            !core.isStopping,
+            "DedicatedThreadScheduler.enqueue: an actor's job came after the thread \(name) was shut down; "
+                + "nothing would run it (shut the thread down after the actor's work is done)"
+        )
+        let job = UnownedJob(job)
+        core.push(_ActorJobItem(job: job, executor: asUnownedSerialExecutor()))
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Stops the process unless the caller runs on the dedicated thread
+    /// (what `assumeIsolated` on an actor of this executor asks).
+    public func checkIsolated() {
+        _signalKitRequire(
+            core.ring.isCurrent,
+            "DedicatedThreadScheduler.checkIsolated(): not on the dedicated thread \(name)"
+        )
+    }
+}
+
+/// An actor's job on its way to the dedicated thread.
+///
+/// `@unchecked Sendable`: restated from `_WorkItem`; `UnownedJob` and
+/// `UnownedSerialExecutor` are handles the runtime hands executors to pass
+/// between threads.
+final class _ActorJobItem: _WorkItem, @unchecked Sendable {
+    let job: UnownedJob
+    let executor: UnownedSerialExecutor
+
+    init(job: UnownedJob, executor: UnownedSerialExecutor) {
+        self.job = job
+        self.executor = executor
+    }
+
+    override func run() { job.runSynchronously(on: executor) }
 }

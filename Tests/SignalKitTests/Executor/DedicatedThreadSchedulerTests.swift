@@ -275,3 +275,75 @@ extension Queue {
         scheduler!.schedule(after: delay, work)
     }
 }
+
+/// An actor whose jobs run on a dedicated thread.
+actor PinnedCounter {
+    let thread: DedicatedThreadScheduler
+    private(set) var values: [Int] = []
+    private(set) var offThread = 0
+
+    init(thread: DedicatedThreadScheduler) { self.thread = thread }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+
+    func append(_ value: Int) {
+        if !thread.isCurrent() { offThread += 1 }
+        values.append(value)
+    }
+}
+
+@Suite struct DedicatedThreadActorExecutorTests {
+    /// Every isolated method of an actor pinned to the thread runs there,
+    /// in the order one caller awaited them.
+    @Test func anActorPinnedToTheThreadRunsThere() async {
+        let thread = DedicatedThreadScheduler(name: "actor", waitStrategy: .park)
+        let counter = PinnedCounter(thread: thread)
+        for value in 0..<100 { await counter.append(value) }
+        #expect(await counter.values == Array(0..<100))
+        #expect(await counter.offThread == 0)
+        #expect(thread.statistics.executed >= 100)
+        await onDedicatedThread { thread.shutdown() }
+    }
+
+    /// `start(isolation:)` delivers into a pinned actor on the thread.
+    @Test func startIsolatedDeliversOnTheThread() async {
+        let thread = DedicatedThreadScheduler(name: "actor-start", waitStrategy: .spinThenPark(.microseconds(20)))
+        let counter = PinnedCounter(thread: thread)
+        let pipe = ValuePipe<Int>()
+        let handle = await counter.attach(pipe.signal())
+        for value in 0..<50 { pipe.putNext(value) }
+        for _ in 0..<2_000 where await counter.values.count < 50 { await Task.yield() }
+        #expect(await counter.values == Array(0..<50))
+        #expect(await counter.offThread == 0)
+        handle.dispose()
+        await onDedicatedThread { thread.shutdown() }
+    }
+
+    /// `assumeIsolated` on the thread passes the executor's isolation check.
+    @Test func assumeIsolatedHoldsOnTheThread() {
+        let thread = DedicatedThreadScheduler(name: "actor-assume", waitStrategy: .park)
+        defer { thread.shutdown() }
+        let counter = PinnedCounter(thread: thread)
+        let count: Int = Queue(scheduler: thread).syncResult {
+            counter.assumeIsolated { counter in
+                counter.append(7)
+                return counter.values.count
+            }
+        }
+        #expect(count == 1)
+    }
+
+    @Test func aJobAfterShutdownStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure) {
+            let thread = DedicatedThreadScheduler(name: "actor-gone", waitStrategy: .park)
+            thread.shutdown()
+            await PinnedCounter(thread: thread).append(1)
+        }
+    }
+}
+
+extension PinnedCounter {
+    func attach(_ signal: Signal<Int, NoError>) -> any Disposable {
+        signal.start(isolation: self, next: { value in self.append(value) })
+    }
+}
