@@ -301,7 +301,11 @@ actor PinnedCounter {
         for value in 0..<100 { await counter.append(value) }
         #expect(await counter.values == Array(0..<100))
         #expect(await counter.offThread == 0)
-        #expect(thread.statistics.executed >= 100)
+        // At least the first hop went through the ring. Not one job per
+        // call: optimised, the runtime may keep running this task's
+        // continuation on the actor's thread, and the next calls then need
+        // no hop (a release run counted 2 jobs for the 100 calls).
+        #expect(thread.statistics.executed >= 1)
         await onDedicatedThread { thread.shutdown() }
     }
 

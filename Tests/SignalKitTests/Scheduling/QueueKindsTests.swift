@@ -115,11 +115,14 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         kind.withQueue { queue in
             let log = EventLog()
             let done = DispatchSemaphore(value: 0)
-            queue.after(0.004) {
-                log.append("after 4 ms")
+            // 50 ms apart: the second `after`'s deadline is the earlier one
+            // unless scheduling it took 50 ms (a 2 ms gap was not enough
+            // under AddressSanitizer).
+            queue.after(0.060) {
+                log.append("after 60 ms")
                 done.signal()
             }
-            queue.after(0.002) { log.append("after 2 ms") }
+            queue.after(0.010) { log.append("after 10 ms") }
             queue.sync {
                 queue.after(0) { log.append("after 0") }
                 queue.justDispatch { log.append("justDispatch") }
@@ -129,7 +132,7 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             // FIFO between a zero delay and the work scheduled after it.
             let events = log.events
             #expect(events.count == 4)
-            #expect(events.filter { $0.hasSuffix("ms") } == ["after 2 ms", "after 4 ms"])
+            #expect(events.filter { $0.hasSuffix("ms") } == ["after 10 ms", "after 60 ms"])
             #expect(events.filter { !$0.hasSuffix("ms") } == ["after 0", "justDispatch"])
         }
     }
@@ -139,12 +142,14 @@ enum QueueKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         kind.withQueue { queue in
             let log = EventLog()
             let fired = DispatchSemaphore(value: 0)
+            // Generous timeouts: the invalidation must come before the first
+            // timer is due, however slow the machine (sanitizers).
             let timer = SignalKit.Timer(
-                timeout: 0.002, repeat: false, completion: { log.append("cancelled timer fired") }, queue: queue)
+                timeout: 0.030, repeat: false, completion: { log.append("cancelled timer fired") }, queue: queue)
             timer.start()
             timer.invalidate()
             let control = SignalKit.Timer(
-                timeout: 0.004, repeat: false,
+                timeout: 0.060, repeat: false,
                 completion: {
                     log.append("control fired on queue: \(queue.isCurrent())")
                     fired.signal()
