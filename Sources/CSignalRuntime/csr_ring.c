@@ -286,13 +286,11 @@ void *csr_ring_pop_wait(csr_ring *ring, csr_wait_strategy strategy, uint64_t spi
         void *item = csr_ring_take_cell(ring, position);
         if (item != NULL) return item;
         if (AO_load_acquire(&ring->spill_count) != 0) {
-            bool busy = false;
-            if (csr_load_seq_cst(&ring->tail) == position) {
-                item = csr_ring_take_spilled(ring, position, &busy);
-                if (item != NULL) return item;
-            } else {
-                busy = true;
-            }
+            // Something spilled: the full look (tail, then the spill list,
+            // looked at again under its mutex).
+            bool busy;
+            item = csr_ring_pop(ring, &busy);
+            if (item != NULL) return item;
             // A producer is between its claim and its publication.
             if (busy) csr_backoff(&busy_spins);
             continue;

@@ -44,8 +44,10 @@
  *         increment `spill_count` (the announcement). One step.
  *     P6  the wake check: load `parked`; 1: compare-and-swap `parked` 1 -> 0;
  *         if it succeeded, futex_wake. (-DDROP_WAKE removes P6.)
- *   consumer, `csr_ring_pop_wait` (CSR_WAIT_PARK; `csr_ring_pop`, used only
- *   where nothing parks, makes the same checks with C2's load first):
+ *   consumer, `csr_ring_pop_wait` (CSR_WAIT_PARK; when the count is non-zero
+ *   it calls `csr_ring_pop`, which looks at the cell again (C1), then makes
+ *   C2 and C3; a drain calls `csr_ring_pop` alone, with `tail` before the
+ *   count):
  *     C1  the cell at `head` published (sequence == head + 1): take its item,
  *         free the cell for the next lap (sequence = head + capacity), head++.
  *     C2  else load `spill_count`; non-zero: load `tail`; != head: busy (a

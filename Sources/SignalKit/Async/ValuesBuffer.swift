@@ -93,7 +93,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
 
     private let signal: Signal<T, E>
     private let policy: SignalBuffer<E>
-    /// `policy` without its error, for the per-value path.
+    /// `policy` in the fixed-layout form of the per-value path.
     private let rule: _OverflowRule<E>
     private let keepsOnlyForAWaitingConsumer: Bool
     private let counters: _BufferCounters?

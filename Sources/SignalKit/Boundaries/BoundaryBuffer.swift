@@ -74,7 +74,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// access, is left out).
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
 
-    /// `policy` without its error, for the per-value path.
+    /// `policy` in the fixed-layout form of the per-value path.
     let rule: _OverflowRule<E>
 
     init(policy: SignalBuffer<E>, counters: _BufferCounters) {

@@ -263,7 +263,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
             refusedCount.add(1, ordering: .relaxed)
         } else if nanoseconds == 0 {
             // Due now: behind the work already scheduled, as Dispatch does.
-            push(_ClosureWorkItem { timer.fire() })
+            push(timer)
         } else if ring.isCurrent {
             timers.insert(timer)
         } else {
@@ -281,8 +281,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         // The item holds the work only until it ran (or was released without
         // running): `withoutActuallyEscaping` in the caller checks that
         // nothing holds it when `performSync` returns.
-        let sync = _SyncWork(work.value, waiter: waiter)
-        push(_ClosureWorkItem { sync.run() })
+        push(_SyncWork(work.value, waiter: waiter))
         // Returns when the work ran, or when its item was released without
         // running (it raced a shutdown): never a wait for ever.
         waiter.wait()
@@ -383,7 +382,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
                 // It leaves the heap now: no pruning needed for it.
                 cancellations.subtract(1)
             } else {
-                ring.push(_ClosureWorkItem { timer.fire() })
+                ring.push(timer)
             }
         }
         let cancelled = cancellations.value
@@ -414,7 +413,7 @@ private final class _SyncWaiter: Sendable {
 /// `@unchecked Sendable`: `work` is touched by one thread at a time: the
 /// dedicated thread in `run()`, or whoever releases the last reference (the
 /// item released without running) in `deinit`; the waiter is `Sendable`.
-private final class _SyncWork: @unchecked Sendable {
+private final class _SyncWork: _WorkItem, @unchecked Sendable {
     private var work: (() -> Void)?
     private let waiter: _SyncWaiter
 
@@ -423,7 +422,7 @@ private final class _SyncWork: @unchecked Sendable {
         self.waiter = waiter
     }
 
-    func run() {
+    override func run() {
         if let work = work.take() { work() }
         waiter.finish(ran: true)
     }

@@ -9,8 +9,13 @@ import Synchronization
 /// One `schedule(after:)`: its deadline and its work until it fires or is
 /// cancelled. `dispose()` may come from any thread; it releases the work at
 /// once (what the closure captured goes with it) and tells the thread, which
-/// drops cancelled entries from its heap when they pile up.
-final class _DedicatedTimer: Disposable, Sendable {
+/// drops cancelled entries from its heap when they pile up. A due timer is
+/// itself the work item the thread runs (`run()` fires it): firing allocates
+/// nothing.
+///
+/// `@unchecked Sendable`: restated from `_WorkItem`; the work is behind a
+/// lock, the rest immutable.
+final class _DedicatedTimer: _WorkItem, Disposable, @unchecked Sendable {
     let deadline: UInt64
     private let work: _LockedState<(@Sendable () -> Void)?>
     private let cancellations: _CancelledTimerCount
@@ -22,7 +27,7 @@ final class _DedicatedTimer: Disposable, Sendable {
     }
 
     /// Runs the work unless it was cancelled. The thread only.
-    func fire() {
+    override func run() {
         work.withLock { $0.take() }?()
     }
 
