@@ -146,8 +146,20 @@ final class _BufferCounters: Sendable {
     }
 
     func unregister(_ id: ObjectIdentifier) {
+        if _BufferCounters.snapshotting === self {
+            // A buffer freed inside this thread's own `snapshot` (which held
+            // the last reference to it for a moment, see there): the lock is
+            // this thread's already; the snapshot removes the entry.
+            freedDuringSnapshot.withLock { $0.append(id) }
+            return
+        }
         _ = live.withLock { $0.removeValue(forKey: id) }
     }
+
+    /// The counters whose `snapshot` the current thread (or task) is taking.
+    @TaskLocal private static var snapshotting: _BufferCounters?
+    /// Buffers unregistered from inside a snapshot, on its thread.
+    private let freedDuringSnapshot = _LockedState([ObjectIdentifier]())
 
     /// Counts `count` dropped values; reports the name's first drop.
     func recordDrops(_ count: Int) {
@@ -184,8 +196,20 @@ final class _BufferCounters: Sendable {
         // Under the lock (see `live`). A buffer's `waitingCount` takes the
         // buffer's mutex: no buffer registers or unregisters with its mutex
         // held, so the two locks are always taken in this order.
-        let (depth, alive) = live.withLock { live in
-            (live.values.reduce(0) { $0 + $1.source.waitingCount }, live.count)
+        // Reading a buffer may retain it for a moment; if every other
+        // reference went away meanwhile, this release frees it, here, and its
+        // `deinit` unregisters it: that must not wait for this lock, which
+        // this thread holds (`snapshotting`, `freedDuringSnapshot`).
+        let (depth, alive) = _BufferCounters.$snapshotting.withValue(self) {
+            live.withLock { live in
+                let depth = live.values.reduce(0) { $0 + $1.source.waitingCount }
+                let freed = freedDuringSnapshot.withLock { ids -> [ObjectIdentifier] in
+                    defer { ids = [] }
+                    return ids
+                }
+                for id in freed { live.removeValue(forKey: id) }
+                return (depth, live.count)
+            }
         }
         return SignalBufferStatistics(
             name: name,

@@ -4,6 +4,8 @@
 // (`DedicatedThreadScheduler.statisticsByName()`, which SignalKitMetrics
 // exports): the threads running now, and the totals of those that exited.
 
+import Synchronization
+
 extension DedicatedThreadScheduler {
     /// One thread name's counters: the sum over every dedicated thread of
     /// that name since the process started (so that every count only
@@ -26,32 +28,69 @@ extension DedicatedThreadScheduler {
     }
 }
 
-/// Every dedicated thread's core alive now (its thread running or exited),
-/// and the final totals of the cores that are gone, by name.
+/// What monitoring reads of one dedicated thread: its name, its ring's
+/// counters and the core's own. The core owns it and updates it; the
+/// registry holds it strongly, and never the core: a snapshot that retained
+/// a core could release its last reference, and the core's `deinit` (which
+/// retires it under the registry's lock) would then run inside the snapshot's
+/// lock, on the same thread, and wait for ever.
+final class _DedicatedThreadProbe: Sendable {
+    let name: String
+    let ring: _WorkRing
+    /// Set by the thread when it has left its loop and drained the ring.
+    let exited = Synchronization.Atomic<Bool>(false)
+    let executedCount = Synchronization.Atomic<Int>(0)
+    let refusedCount = Synchronization.Atomic<Int>(0)
+
+    init(name: String, ring: _WorkRing) {
+        self.name = name
+        self.ring = ring
+    }
+
+    /// Whether the thread has not yet left its loop and drained.
+    var isRunning: Bool { !exited.load(ordering: .relaxed) }
+
+    var statistics: DedicatedThreadScheduler.Statistics {
+        let counters = ring.counters
+        return DedicatedThreadScheduler.Statistics(
+            capacity: counters.capacity,
+            ringDepth: counters.ringDepth,
+            spillDepth: counters.spillDepth,
+            spilledTotal: counters.spilledTotal,
+            executed: executedCount.load(ordering: .relaxed),
+            refused: refusedCount.load(ordering: .relaxed),
+            parks: counters.parks,
+            wakes: counters.wakes
+        )
+    }
+}
+
+/// Every dedicated thread alive now (its thread running or exited), by its
+/// probe, and the final totals of those that are gone, by name.
 ///
-/// A core registers at the end of its `init` and retires first thing in its
-/// `deinit`, under the registry's lock, so the snapshot (which reads the
-/// cores under the same lock, without retaining them) never reads a freed
-/// core. A core's counters are final when it is freed (nobody can schedule on
-/// it any more), so the retired totals only grow.
+/// A core registers its probe at the end of its `init` and retires it first
+/// thing in its `deinit`; a core's counters are final then (nobody can
+/// schedule on it any more), so the retired totals only grow.
 enum _DedicatedThreadRegistry {
     private struct State {
-        var alive: [ObjectIdentifier: Unmanaged<_DedicatedThreadCore>] = [:]
+        var alive: [ObjectIdentifier: _DedicatedThreadProbe] = [:]
         var retired: [String: DedicatedThreadScheduler.Statistics] = [:]
     }
 
     private static let state = _LockedState(State())
 
-    static func register(_ core: _DedicatedThreadCore) {
-        state.withLock { $0.alive[ObjectIdentifier(core)] = .passUnretained(core) }
+    static func register(_ probe: _DedicatedThreadProbe) {
+        state.withLock { $0.alive[ObjectIdentifier(probe)] = probe }
     }
 
     /// Called first thing in the core's `deinit`.
-    static func retire(_ core: _DedicatedThreadCore) {
-        state.withLock { state in
-            state.alive[ObjectIdentifier(core)] = nil
-            state.retired[core.name, default: .zero].addCounts(of: core.statistics)
+    static func retire(_ probe: _DedicatedThreadProbe) {
+        let released = state.withLock { state -> _DedicatedThreadProbe? in
+            state.retired[probe.name, default: .zero].addCounts(of: probe.statistics)
+            return state.alive.removeValue(forKey: ObjectIdentifier(probe))
         }
+        // Released outside the lock (it is the core's until the core is freed).
+        withExtendedLifetime(released) {}
     }
 
     static func snapshot() -> [DedicatedThreadScheduler.NamedStatistics] {
@@ -60,19 +99,17 @@ enum _DedicatedThreadRegistry {
             for (name, totals) in state.retired {
                 byName[name] = .init(name: name, threads: 0, statistics: totals)
             }
-            for core in state.alive.values {
-                core._withUnsafeGuaranteedRef { core in
-                    var entry = byName[core.name] ?? .init(name: core.name, threads: 0, statistics: .zero)
-                    let current = core.statistics
-                    entry.statistics.addCounts(of: current)
-                    if core.isRunning {
-                        entry.threads += 1
-                        entry.statistics.capacity += current.capacity
-                        entry.statistics.ringDepth += current.ringDepth
-                        entry.statistics.spillDepth += current.spillDepth
-                    }
-                    byName[core.name] = entry
+            for probe in state.alive.values {
+                var entry = byName[probe.name] ?? .init(name: probe.name, threads: 0, statistics: .zero)
+                let current = probe.statistics
+                entry.statistics.addCounts(of: current)
+                if probe.isRunning {
+                    entry.threads += 1
+                    entry.statistics.capacity += current.capacity
+                    entry.statistics.ringDepth += current.ringDepth
+                    entry.statistics.spillDepth += current.spillDepth
                 }
+                byName[probe.name] = entry
             }
             return byName.values.sorted { $0.name < $1.name }
         }

@@ -186,14 +186,15 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     private let cancellations = _CancelledTimerCount()
     /// Set once, by the first stop request; later work is refused.
     private let stopping = Synchronization.Atomic<Bool>(false)
-    /// Set by the thread when it has left its loop and drained the ring; a
-    /// push that sees it drains what it pushed itself (see `push`).
-    private let exited = Synchronization.Atomic<Bool>(false)
     /// Serialises the drains after the thread has exited (the ring has one
     /// consumer at a time).
     private let lateDrain = _LockedState(())
-    private let executedCount = Synchronization.Atomic<Int>(0)
-    private let refusedCount = Synchronization.Atomic<Int>(0)
+    /// The counters monitoring reads (the registry holds the probe, never
+    /// the core: see `_DedicatedThreadRegistry`).
+    let probe: _DedicatedThreadProbe
+    // `probe.exited` is set by the thread when it has left its loop and
+    // drained the ring; a push that sees it drains what it pushed itself
+    // (see `push`).
     /// The item that tells the thread to stop (compared by identity).
     private let stopItem = _WorkItem()
     /// The thread, until it is joined or detached.
@@ -205,18 +206,16 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         ring = _WorkRing(capacity: capacity)
         self.wait = wait
         self.name = name
-        _DedicatedThreadRegistry.register(self)
+        probe = _DedicatedThreadProbe(name: name, ring: ring)
+        _DedicatedThreadRegistry.register(probe)
     }
 
     deinit {
-        _DedicatedThreadRegistry.retire(self)
+        _DedicatedThreadRegistry.retire(probe)
     }
 
     /// Whether the thread was asked to stop (new work is refused).
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
-
-    /// Whether the thread has not yet left its loop and drained.
-    var isRunning: Bool { !exited.load(ordering: .relaxed) }
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -241,14 +240,14 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     @inline(__always)
     func push(_ item: _WorkItem) {
         guard !stopping.load(ordering: .relaxed) else {
-            refusedCount.add(1, ordering: .relaxed)
+            probe.refusedCount.add(1, ordering: .relaxed)
             return
         }
         ring.push(item)
         // The push was a full read-modify-write; this load pairs with the
         // thread's store of `exited` before its last drain: one of the two
         // sees the item (the same Dekker pairing as the ring's park).
-        if exited.load(ordering: .sequentiallyConsistent) { drainAfterExit() }
+        if probe.exited.load(ordering: .sequentiallyConsistent) { drainAfterExit() }
     }
 
     func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
@@ -260,7 +259,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         )
         if stopping.load(ordering: .relaxed) {
             timer.cancel()
-            refusedCount.add(1, ordering: .relaxed)
+            probe.refusedCount.add(1, ordering: .relaxed)
         } else if nanoseconds == 0 {
             // Due now: behind the work already scheduled, as Dispatch does.
             push(timer)
@@ -291,19 +290,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         )
     }
 
-    var statistics: DedicatedThreadScheduler.Statistics {
-        let counters = ring.counters
-        return DedicatedThreadScheduler.Statistics(
-            capacity: counters.capacity,
-            ringDepth: counters.ringDepth,
-            spillDepth: counters.spillDepth,
-            spilledTotal: counters.spilledTotal,
-            executed: executedCount.load(ordering: .relaxed),
-            refused: refusedCount.load(ordering: .relaxed),
-            parks: counters.parks,
-            wakes: counters.wakes
-        )
-    }
+    var statistics: DedicatedThreadScheduler.Statistics { probe.statistics }
 
     // MARK: Stopping
 
@@ -331,7 +318,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     /// without running, and counted.
     private func drainAfterExit() {
         let late = lateDrain.withLock { _ in ring.drain() }
-        refusedCount.add(late.count, ordering: .relaxed)
+        probe.refusedCount.add(late.count, ordering: .relaxed)
     }
 
     // MARK: The thread
@@ -359,7 +346,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
                 item.run()
             }
         }
-        exited.store(true, ordering: .sequentiallyConsistent)
+        probe.exited.store(true, ordering: .sequentiallyConsistent)
         drainAfterExit()
         ring.makeCurrent(false)
     }
@@ -368,7 +355,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     /// returning sees it counted). Only the thread writes the counter.
     @inline(__always)
     private func countExecuted() {
-        executedCount.store(executedCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        probe.executedCount.store(probe.executedCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     /// Schedules every timer due now behind the work already in the ring
