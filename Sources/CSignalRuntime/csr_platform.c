@@ -72,3 +72,16 @@ void csr_heavy_barrier_prepare(void) {}
 
 bool csr_heavy_barrier(void) { return false; }
 #endif
+
+// ---------------------------------------------------------------------------
+// csr_cpu_pause
+
+void csr_cpu_pause(unsigned count) {
+    for (unsigned i = 0; i < count; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    }
+}

@@ -21,4 +21,11 @@ bool csr_is_main_thread(void);
 /// thread names only itself.
 void csr_set_current_thread_name(const char *name);
 
+/// Executes the CPU's spin-wait hint (`pause` on x86-64, `yield` on arm64)
+/// `count` times: a spinning thread's way to wait a little without leaving
+/// the CPU and without flooding the memory system with loads. One `pause`
+/// takes from a few to about 140 cycles depending on the processor.
+/// Ordering: none. Ownership: none. Thread safety: any thread.
+void csr_cpu_pause(unsigned count);
+
 #endif

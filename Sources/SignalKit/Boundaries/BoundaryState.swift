@@ -190,6 +190,11 @@ struct _BoundaryState<T, E: Sendable> {
         return dropped
     }
 
+    /// Whether `take` would find something: a value, the terminal event or
+    /// the disposal.
+    @inline(__always)
+    var hasWork: Bool { disposed || !waiting.isEmpty || terminalBox != nil }
+
     /// Whether nothing waits and no drain is scheduled or running: a
     /// producer on the consumer's own queue may deliver inline.
     @inline(__always)
