@@ -131,6 +131,14 @@ let allWorkloads: [Workload] = [
         singleRun: true,
         run: { runW14($0, $1) }
     ),
+    Workload(
+        id: "W16", title: "queue hop, context propagation installed (floor: none installed)", unit: "ns/event",
+        fullSize: 100_000, quickSize: 20_000, peers: [.signalkit, .floor],
+        target: Target(
+            nanoseconds: nil, allocations: nil, check: "report only: the cost of capturing and restoring a context",
+            reportOnly: true),
+        run: { runW16($0, $1) }
+    ),
 ].sorted { $0.id.localizedStandardCompare($1.id) }
 
 extension String {

@@ -109,7 +109,9 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
             dispose()
             return
         }
-        Task { await self.drain(on: actor) }
+        // Detached: a task made here would inherit the sending code's
+        // task-locals (its context) for every value of the burst.
+        Task.detached { await self.drain(on: actor) }
     }
 
     private func drain(on actor: isolated any Actor) {
@@ -141,10 +143,9 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
             }
         }
         // More may wait: end this job and go on in a new one, behind the
-        // actor's other work (the drain stays scheduled). The task inherits
-        // the actor's isolation (it captures `actor`).
+        // actor's other work (the drain stays scheduled).
         if tracksThread { mutex.withLock { consumerThread = nil } }
-        Task { self.drain(on: actor) }
+        Task.detached { await self.drain(on: actor) }
     }
 
     /// Delivers the terminal event, the callbacks released first.

@@ -148,8 +148,15 @@ extension Signal where T: Sendable, E: Sendable {
 /// the disposing thread, when no drain can run any more). An event arriving
 /// once the actor is gone disposes the subscription.
 final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
+    /// An event and the context of the code that sent it (nil: no
+    /// propagation installed).
+    private struct Sent {
+        let event: _QueuedEvent<T, E>
+        let context: _CapturedContext?
+    }
+
     private struct State {
-        var events = _FIFO<_QueuedEvent<T, E>>()
+        var events = _FIFO<Sent>()
         /// Whether a drain job is enqueued or running (at most one is).
         var draining = false
         /// The terminal event was queued, or the subscription disposed:
@@ -161,7 +168,7 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
 
     /// What a drain job does next.
     private enum Step {
-        case deliver(_FIFO<_QueuedEvent<T, E>>)
+        case deliver(_FIFO<Sent>)
         case finish(releasingCallbacks: Bool)
     }
 
@@ -189,10 +196,11 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
     /// the actor unless one is pending; if the actor is gone by then, disposes
     /// the subscription instead.
     func enqueue(_ event: _QueuedEvent<T, E>) {
+        let sent = Sent(event: event, context: _ContextHook.capture())
         let startsDrain = state.withLock { (state: inout State) -> Bool in
             guard !state.stopped else { return false }
             if case .next = event {} else { state.stopped = true }
-            state.events.append(event)
+            state.events.append(sent)
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -206,13 +214,16 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
             dispose()
             return
         }
-        Task { await self.drain(on: actor) }
+        // Detached: a task made here would inherit the sender's task-locals
+        // (its context) for every event of the burst; each event runs in its
+        // own instead (`Sent.context`).
+        Task.detached { await self.drain(on: actor) }
     }
 
     func dispose() {
         disposed.store(true, ordering: .releasing)
         let (dropped, releaseHere) = state.withLock {
-            (state: inout State) -> (_FIFO<_QueuedEvent<T, E>>, Bool) in
+            (state: inout State) -> (_FIFO<Sent>, Bool) in
             state.stopped = true
             state.disposed = true
             defer { state.events = _FIFO() }
@@ -234,23 +245,28 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
                 if releasing { releaseCallbacks() }
                 return
             case .deliver(var batch):
-                while let event = batch.popFirst() {
+                while let sent = batch.popFirst() {
                     // A dispose from another thread drops the rest of the batch.
                     if disposed.load(ordering: .acquiring) { break }
-                    switch event {
-                    case .next(let value):
-                        next?(value)
-                    case .error(let failure):
-                        let callback = error
-                        releaseCallbacks()
-                        callback?(failure)
-                    case .completed:
-                        let callback = completed
-                        releaseCallbacks()
-                        callback?()
-                    }
+                    _run(in: sent.context) { deliver(sent.event) }
                 }
             }
+        }
+    }
+
+    /// Delivers one event (on the actor, by the drain job).
+    private func deliver(_ event: _QueuedEvent<T, E>) {
+        switch event {
+        case .next(let value):
+            next?(value)
+        case .error(let failure):
+            let callback = error
+            releaseCallbacks()
+            callback?(failure)
+        case .completed:
+            let callback = completed
+            releaseCallbacks()
+            callback?()
         }
     }
 

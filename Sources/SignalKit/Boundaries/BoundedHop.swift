@@ -113,10 +113,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
                 // A block literal: one allocation per burst.
                 dispatchQueue.async { self.drain() }
             } else {
-                queue.justDispatch { self.drain() }
+                // No context: a drain delivers several senders' values.
+                queue._justDispatch { self.drain() }
             }
         case .pool(let lane):
-            lane.addTask(ThreadPoolTask { _ in self.drain() })
+            lane.addTask(ThreadPoolTask(capturingContext: false) { _ in self.drain() })
         }
     }
 

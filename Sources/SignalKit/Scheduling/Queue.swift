@@ -153,24 +153,38 @@ public final class Queue: Sendable {
     }
 
     /// Runs `f` now if already on this queue, else on the queue, waiting for it.
+    ///
+    /// Off the queue, `f` runs in the caller's context (see
+    /// `SignalContextPropagation`).
     public func sync(_ f: () -> Void) {
         if isCurrent() {
             f()
             return
         }
+        let captured = _ContextHook.capture()
         switch backend {
         case .dispatch(let queue):
             withoutActuallyEscaping(f) { f in
                 let box = _UncheckedSendable(f)
-                queue.sync { box.value() }
+                queue.sync { _run(in: captured, box.value) }
             }
         case .scheduler(let scheduler):
-            scheduler.performSync(f)
+            scheduler.performSync { _run(in: captured, f) }
         }
     }
 
     /// Runs `f` asynchronously on the queue, never inline.
+    ///
+    /// `f` runs in the caller's context (see `SignalContextPropagation`), as
+    /// with every way of scheduling work on a queue.
     public func justDispatch(_ f: @escaping @Sendable () -> Void) {
+        _justDispatch(_inCurrentContext(f))
+    }
+
+    /// `justDispatch` without the caller's context: for a boundary that
+    /// delivers several senders' events from one block and runs each in its
+    /// own (`_ContextHook.capture()` per event).
+    func _justDispatch(_ f: @escaping @Sendable () -> Void) {
         switch backend {
         case .dispatch(let queue):
             queue.async(execute: f)
@@ -181,6 +195,7 @@ public final class Queue: Sendable {
 
     /// Runs `f` asynchronously with the given QoS enforced, never inline.
     public func justDispatchWithQoS(qos: DispatchQoS, _ f: @escaping @Sendable () -> Void) {
+        let f = _inCurrentContext(f)
         switch backend {
         case .dispatch(let queue):
             queue.async(qos: qos, flags: .enforceQoS, execute: f)
@@ -191,6 +206,7 @@ public final class Queue: Sendable {
 
     /// Runs `f` on the queue after `delay` seconds, never inline (not even for 0).
     public func after(_ delay: Double, _ f: @escaping @Sendable () -> Void) {
+        let f = _inCurrentContext(f)
         switch backend {
         case .dispatch(let queue):
             queue.asyncAfter(deadline: .now() + delay, execute: f)
@@ -202,6 +218,11 @@ public final class Queue: Sendable {
     /// Runs `f` after `delay` seconds unless the result is disposed first.
     /// Used by SignalKit's timing operators.
     func cancellableAfter(_ delay: Double, _ f: @escaping @Sendable () -> Void) -> any Disposable {
+        _cancellableAfter(delay, _inCurrentContext(f))
+    }
+
+    /// `cancellableAfter` without the caller's context (see `_justDispatch`).
+    func _cancellableAfter(_ delay: Double, _ f: @escaping @Sendable () -> Void) -> any Disposable {
         switch backend {
         case .dispatch(let queue):
             // Dispatch work items are thread-safe; corelibs does not mark them `Sendable`.

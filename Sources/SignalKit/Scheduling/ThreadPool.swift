@@ -15,12 +15,22 @@ public final class ThreadPoolTaskState: Sendable {
 
 /// A unit of work for a `ThreadPool`. `cancel()` only sets the state flag: a
 /// task not yet started is skipped; a running one can poll `state.cancelled`.
+///
+/// The action runs in the context of the code that made the task (see
+/// `SignalContextPropagation`).
 public final class ThreadPoolTask: Sendable {
     private let state = ThreadPoolTaskState()
     private let action: @Sendable (ThreadPoolTaskState) -> Void
 
     public init(_ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
-        self.action = action
+        self.action = _inCurrentContext(action)
+    }
+
+    /// A task whose action runs in the caller's context or, with
+    /// `capturingContext` false, in none captured: for a boundary that runs
+    /// each event in its own (see `Queue._justDispatch`).
+    init(capturingContext: Bool, _ action: @escaping @Sendable (ThreadPoolTaskState) -> Void) {
+        self.action = capturingContext ? _inCurrentContext(action) : action
     }
 
     /// Runs the action now, on this thread, unless the task was cancelled.

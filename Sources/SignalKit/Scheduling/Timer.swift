@@ -39,13 +39,16 @@ public final class Timer: Sendable {
     /// Arms the timer; a running one is cancelled first.
     public func start() {
         let token = _TimerToken()
+        // Every firing runs in the context of the code that started the
+        // timer (see `SignalContextPropagation`).
+        let captured = _ContextHook.capture()
         let newSource: any Disposable
         if let scheduler = queue.scheduler {
             newSource = _ScheduledTimer(
                 scheduler: scheduler,
                 interval: timeout,
                 repeats: repeats,
-                fire: { [weak self] in self?.fire(token) }
+                fire: { [weak self] in _run(in: captured) { self?.fire(token) } }
             )
         } else {
             // Dispatch sources are thread-safe; corelibs does not mark them `Sendable`.
@@ -55,7 +58,7 @@ public final class Timer: Sendable {
             } else {
                 source.schedule(deadline: .now() + timeout)
             }
-            source.setEventHandler { [weak self] in self?.fire(token) }
+            source.setEventHandler { [weak self] in _run(in: captured) { self?.fire(token) } }
             source.resume()
             newSource = ActionDisposable { source.cancel() }
         }

@@ -270,6 +270,8 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
         let downstream = self.downstream
         if queue.isCurrent() {
             downstream.putNext(value)
+        } else if let hook = _ContextHook.installed {
+            putNextInContext(value, captured: hook.capture())
         } else if let dispatchQueue = queue._dispatchQueue {
             // A block literal: Dispatch copies it once (the closure and the
             // captures in one allocation), where `queue.async(closure)`
@@ -281,6 +283,18 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
             dedicated.push(_DeliverNextItem(downstream: downstream, value: value))
         } else {
             queue.justDispatch { downstream.putNext(value) }
+        }
+    }
+
+    /// `putNext` off the queue with a context propagation installed: the
+    /// value is delivered in its sender's context.
+    @inline(never)
+    private func putNextInContext(_ value: T, captured: _CapturedContext) {
+        let downstream = self.downstream
+        if let dispatchQueue = queue._dispatchQueue {
+            dispatchQueue.async { captured.run { downstream.putNext(value) } }
+        } else {
+            queue._justDispatch { captured.run { downstream.putNext(value) } }
         }
     }
 

@@ -56,8 +56,10 @@ final class _BufferState<T, E>: _PendingTimerState<[T], E, Void>, @unchecked Sen
     }
 
     func putNext(_ value: T) {
+        let context = _ContextHook.capture()
         let opened = state.withLock { state -> Int? in
             guard !state.stopped else { return nil }
+            state.pendingContext = context
             if state.pending != nil {
                 state.pending!.append(value)
                 return nil

@@ -67,7 +67,8 @@ final class _DispatchRepeatingTimer: Disposable, @unchecked Sendable {
             repeating: interval,
             leeway: .nanoseconds(Int(leeway * 1_000_000_000))
         )
-        source.setEventHandler(handler: tick)
+        // Each tick runs in the context of the code that started the timer.
+        source.setEventHandler(handler: _inCurrentContext(tick))
         source.resume()
     }
 

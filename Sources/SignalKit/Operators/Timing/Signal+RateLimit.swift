@@ -93,6 +93,7 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
         var replaced: T?
         var opened: Int?
         let latest = self.latest
+        let context = _ContextHook.capture()
         let mustDrain = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             if !state.extra {
@@ -104,6 +105,7 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
             if latest || state.pending == nil {
                 swap(&replaced, &state.pending)
                 state.pending = value
+                state.pendingContext = context
             }
             return false
         }
@@ -117,9 +119,11 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
     override func timerFired(_ number: Int) {
         var firedTimer: (any Disposable)?
         var opened: Int?
+        var context: _CapturedContext?
         let mustDrain = state.withLock { state -> Bool in
             guard !state.stopped, state.generation == number else { return false }
             swap(&firedTimer, &state.timer)
+            swap(&context, &state.pendingContext)
             guard let value = state.pending.take() else {
                 state.extra = false
                 return false
@@ -130,7 +134,7 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
         }
         firedTimer = nil  // released outside the lock
         if let opened { arm(opened) }
-        if mustDrain { delivery.drain() }
+        if mustDrain { _run(in: context) { delivery.drain() } }
     }
 }
 

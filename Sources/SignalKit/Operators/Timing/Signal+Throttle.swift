@@ -112,6 +112,10 @@ func _startStopping<State: _StoppableTimingState, S: _InlineSink & ~Copyable>(
 struct _PendingTimer<T, Extra> {
     /// The value waiting for the timer.
     var pending: T?
+    /// The context of the code that sent `pending` (its newest value, for a
+    /// batch): the timer delivers it there, not in the context of the code
+    /// that armed the timer (see `SignalContextPropagation`).
+    var pendingContext: _CapturedContext?
     var timer: (any Disposable)?
     /// Numbers the timers: a timer only acts if it is still the current one.
     var generation = 0
@@ -146,7 +150,9 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
     final func arm(_ number: Int) {
         // Strong: an armed timer keeps the state (and the downstream) alive
         // until it fires or is cancelled, also once the upstream let go.
-        let handle = queue.cancellableAfter(interval) { [self] in
+        // Without the arming code's context: the value it sends carries its
+        // own (`pendingContext`).
+        let handle = queue._cancellableAfter(interval) { [self] in
             timerFired(number)
         }
         let keep = state.withLock { state -> Bool in
@@ -162,15 +168,17 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
     func timerFired(_ number: Int) {
         var flushed: T?
         var firedTimer: (any Disposable)?
+        var context: _CapturedContext?
         let mustDrain = state.withLock { state -> Bool in
             guard state.generation == number else { return false }
             swap(&flushed, &state.pending)
             swap(&firedTimer, &state.timer)
+            swap(&context, &state.pendingContext)
             if let flushed { return delivery.push(.next(flushed)) }
             return false
         }
         firedTimer = nil  // released outside the lock
-        if mustDrain { delivery.drain() }
+        if mustDrain { _run(in: context) { delivery.drain() } }
     }
 
     /// Sends the waiting value (if any), then completes.
@@ -178,6 +186,7 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
         var flushed: T?
         let (oldTimer, mustDrain) = state.withLock { state -> ((any Disposable)?, Bool) in
             swap(&flushed, &state.pending)
+            state.pendingContext = nil
             let oldTimer = state.timer.take()
             state.stopped = true
             var mustDrain = false
@@ -200,6 +209,7 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
         var dropped: T?
         let oldTimer = state.withLock { state -> (any Disposable)? in
             swap(&dropped, &state.pending)
+            state.pendingContext = nil
             state.stopped = true
             return state.timer.take()
         }
@@ -220,13 +230,16 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
         var replaced: T?
         var oldTimer: (any Disposable)?
         var armed: Int?
+        let context = throttled ? _ContextHook.capture() : nil
         let outcome = state.withLock { state -> Bool? in
             guard !state.stopped else { return nil }
             swap(&replaced, &state.pending)
             swap(&oldTimer, &state.timer)
             state.generation += 1
+            state.pendingContext = nil
             if throttled {
                 state.pending = value
+                state.pendingContext = context
                 armed = state.generation
                 return false
             }

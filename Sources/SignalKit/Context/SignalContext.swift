@@ -1,0 +1,173 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Synchronization
+
+// Context propagation: the hook every asynchronous boundary calls. With no
+// propagation installed (the default) a boundary pays one acquire load and a
+// branch; with one installed it captures the sender's context where the event
+// crosses (`_ContextHook.capture`) and runs the delivery on the other side
+// inside it (`_ContextHook.run`), which restores what was current before when
+// the delivery returns.
+//
+// The hook is an immortal object: `install` retains it for ever (a process
+// installs one or two in its life), so a boundary loads an unmanaged
+// reference and uses it without retaining it.
+
+/// A way to carry "the current context" — a trace, a request's baggage — from
+/// the code that sends an event to the code that receives it on the other
+/// side of an asynchronous boundary (`deliverOn`, `runOn`, timers, delays,
+/// thread pools, dedicated threads, event loops, delivery into an actor).
+///
+/// SignalKit's core depends on no tracing library: it calls this protocol.
+/// For swift-distributed-tracing, a propagation reads `ServiceContext.current`
+/// and runs the body in `ServiceContext.withValue(_:operation:)`; any other
+/// task-local (or thread-local) works the same way:
+///
+/// ```swift
+/// public enum RequestID { @TaskLocal public static var current: String? }
+///
+/// public struct RequestIDPropagation: SignalContextPropagation {
+///     public func currentContext() -> String? { RequestID.current }
+///     public func withContext(_ context: String?, _ body: () -> Void) {
+///         RequestID.$current.withValue(context, operation: body)
+///     }
+/// }
+/// ```
+///
+/// and, at bootstrap, `SignalContext.install(RequestIDPropagation())`.
+///
+/// **The rule.** A value, an error or a completion is delivered in the
+/// context of the code that sent it (`putNext` on the far side of the
+/// boundary); work that happens at subscription time (`runOn`'s subscribe, a
+/// timer's start) in the context current at `start`. A delivery whose sender
+/// had no context runs with none (`withContext(nil, …)`), never with whatever
+/// the delivering thread had: two subscriptions on one queue never see each
+/// other's context. A task iterating `values()` keeps its own task's context,
+/// as with `AsyncStream`.
+public protocol SignalContextPropagation: Sendable {
+    /// The context propagated.
+    associatedtype Context: Sendable
+
+    /// The calling code's current context, or nil when it has none. Called
+    /// on the sending thread each time an event crosses a boundary: keep it
+    /// cheap (a task-local read).
+    func currentContext() -> Context?
+
+    /// Runs `body` with `context` as the current context (nil: none), and
+    /// makes what was current before current again when `body` returns.
+    func withContext(_ context: Context?, _ body: () -> Void)
+}
+
+/// Installs the process's context propagation (see
+/// `SignalContextPropagation`).
+public enum SignalContext {
+    /// Installs `propagation` for the whole process: every asynchronous
+    /// boundary captures its context from then on. Call it once, at
+    /// bootstrap, before the signals whose events should carry a context are
+    /// started. Installing another replaces it (events already in flight are
+    /// delivered with no context: their captured value belongs to the
+    /// previous propagation).
+    ///
+    /// Each installed propagation stays allocated for the life of the process
+    /// (a boundary reads it without retaining it).
+    public static func install<Propagation: SignalContextPropagation>(_ propagation: Propagation) {
+        let hook = Unmanaged.passRetained(_ContextHook(propagation))
+        _contextHook.store(hook, ordering: .releasing)
+    }
+
+    /// Removes the installed propagation: boundaries capture nothing from
+    /// then on (events already in flight still carry theirs). For tests, and
+    /// for a process that turns tracing off.
+    public static func uninstall() {
+        _contextHook.store(nil, ordering: .releasing)
+    }
+
+    /// Whether a propagation is installed.
+    public static var isInstalled: Bool {
+        _contextHook.load(ordering: .acquiring) != nil
+    }
+}
+
+/// The installed propagation, or nil (see the file header).
+let _contextHook = Synchronization.Atomic<Unmanaged<_ContextHook>?>(nil)
+
+/// A context captured at a boundary: the propagation that captured it and its
+/// value (nil: the sender had none).
+struct _CapturedContext: Sendable {
+    let hook: _ContextHook
+    let value: (any Sendable)?
+
+    /// Runs `body` in the captured context, restoring the previous one after.
+    @inline(__always)
+    func run(_ body: () -> Void) {
+        hook.run(value, body)
+    }
+}
+
+/// An installed `SignalContextPropagation`, type-erased.
+final class _ContextHook: Sendable {
+    private let currentContext: @Sendable () -> (any Sendable)?
+    private let withContext: @Sendable ((any Sendable)?, () -> Void) -> Void
+
+    init<Propagation: SignalContextPropagation>(_ propagation: Propagation) {
+        currentContext = { propagation.currentContext() }
+        withContext = { value, body in
+            // A value captured by another propagation (installed before this
+            // one) is not this one's: it runs with none.
+            propagation.withContext(value as? Propagation.Context, body)
+        }
+    }
+
+    /// The installed hook, or nil: one acquire load.
+    @inline(__always)
+    static var installed: _ContextHook? {
+        _contextHook.load(ordering: .acquiring)?.takeUnretainedValue()
+    }
+
+    /// The calling code's context, or nil when no propagation is installed
+    /// (then nothing is captured and nothing restored).
+    @inline(__always)
+    static func capture() -> _CapturedContext? {
+        guard let hook = installed else { return nil }
+        return hook.capture()
+    }
+
+    /// The calling code's context, captured by this propagation.
+    func capture() -> _CapturedContext {
+        _CapturedContext(hook: self, value: currentContext())
+    }
+
+    func run(_ value: (any Sendable)?, _ body: () -> Void) {
+        withContext(value, body)
+    }
+}
+
+/// `body`, made to run in the calling code's context wherever it runs (or
+/// `body` itself when no propagation is installed): for work handed to an
+/// executor.
+@inline(__always)
+func _inCurrentContext(_ body: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+    guard let captured = _ContextHook.capture() else { return body }
+    return { captured.run(body) }
+}
+
+/// `action`, made to run in the calling code's context (see
+/// `_inCurrentContext(_:)`), for work that takes an argument.
+@inline(__always)
+func _inCurrentContext<Argument>(
+    _ action: @escaping @Sendable (Argument) -> Void
+) -> @Sendable (Argument) -> Void {
+    guard let captured = _ContextHook.capture() else { return action }
+    return { argument in captured.run { action(argument) } }
+}
+
+/// Runs `body` in `captured` (nil: as it is, no propagation was installed
+/// when it was captured).
+@inline(__always)
+func _run(in captured: _CapturedContext?, _ body: () -> Void) {
+    if let captured {
+        captured.run(body)
+    } else {
+        body()
+    }
+}
