@@ -6,8 +6,9 @@
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
 // The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
-// SignalKitGRPC, SignalKitPostgres) are products whose package dependencies
-// are guarded by traits (NIO, Logging, Metrics, GRPC, Postgres; none enabled
+// SignalKitGRPC, SignalKitPostgres, SignalKitTracing) are products whose
+// package dependencies are guarded by traits (NIO, Logging, Metrics, GRPC,
+// Postgres, Tracing; none enabled
 // by default): a client that does not enable a trait does not even fetch
 // swift-nio, swift-log, swift-metrics, grpc-swift or postgres-nio (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
@@ -36,6 +37,7 @@ let package = Package(
         .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
         .library(name: "SignalKitGRPC", targets: ["SignalKitGRPC"]),
         .library(name: "SignalKitPostgres", targets: ["SignalKitPostgres"]),
+        .library(name: "SignalKitTracing", targets: ["SignalKitTracing"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
@@ -43,6 +45,9 @@ let package = Package(
         .trait(name: "Metrics", description: "SignalKitMetrics: counters, timers and gauges in swift-metrics"),
         .trait(name: "GRPC", description: "SignalKitGRPC: cold signals across processes as server-streaming RPCs (grpc-swift 2)"),
         .trait(name: "Postgres", description: "SignalKitPostgres: a LISTEN/NOTIFY change feed as a hot signal (postgres-nio)"),
+        .trait(
+            name: "Tracing",
+            description: "SignalKitTracing: ServiceContext across every hop, a span per subscription (swift-distributed-tracing)"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -55,6 +60,7 @@ let package = Package(
         // only; the library itself needs GRPCCore, its users pick a transport.
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -110,6 +116,14 @@ let package = Package(
                 "SignalKit",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SignalKitTracing",
+            dependencies: [
+                "SignalKit",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -201,6 +215,15 @@ let package = Package(
             dependencies: [
                 "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitTracingTests",
+            dependencies: [
+                "SignalKitTracing", "SignalKitTesting",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ],
             swiftSettings: swiftSettings
         ),
