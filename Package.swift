@@ -107,7 +107,12 @@ let package = Package(
         ),
         .target(
             name: "SignalKitGRPC",
-            dependencies: ["SignalKit", .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"]))],
+            dependencies: [
+                "SignalKit",
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                // The call's trace context in its metadata (the installed instrument's inject/extract).
+                .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["GRPC"])),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -192,6 +197,8 @@ let package = Package(
             dependencies: [
                 "SignalKitGRPC", "SignalKitTesting", "SignalKitGRPCTestClient",
                 .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["GRPC"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["GRPC"])),
                 .product(
                     name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
             ],

@@ -2,6 +2,7 @@
 
 #if GRPC
 public import GRPCCore
+internal import Instrumentation
 public import SignalKit
 
 extension GRPCClient {
@@ -15,6 +16,10 @@ extension GRPCClient {
     /// message included. `dispose()` cancels the call, which disposes the
     /// server's subscription. The client must be running
     /// (`runConnections()`) for calls to proceed.
+    ///
+    /// The `ServiceContext` current where the signal is started (its trace)
+    /// goes with the call, in its metadata (the process's instrument's
+    /// `inject`): the server's subscription runs in it.
     ///
     /// Events are delivered one at a time on the task that runs the call (a
     /// thread of Swift's global concurrent executor); use `deliverOn` to move
@@ -51,6 +56,8 @@ extension GRPCClient {
         options: CallOptions = .defaults
     ) -> Signal<Value, RPCError> {
         Signal { subscriber in
+            // The subscriber's trace goes with the call (TraceContext.swift).
+            let metadata = metadata.injecting(ServiceContext.current)
             let task = Task {
                 do {
                     try await self.serverStreaming(

@@ -2,6 +2,7 @@
 
 #if GRPC
 public import GRPCCore
+internal import Instrumentation
 public import SignalKit
 
 /// Signals served as server-streaming RPCs: a `RegistrableRPCService` to
@@ -166,11 +167,12 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
             serializer: method.valueSerializer
         ) { request, _ in
             let single = try await ServerRequest(stream: request)
-            return StreamingServerResponse(
-                signal: makeSignal(single.message),
-                buffer: buffer,
-                errorStatus: errorStatus
-            )
+            // The caller's trace (TraceContext.swift): the served signal is
+            // made, and subscribed, inside it.
+            let context = single.metadata.extractedContext(base: ServiceContext.current)
+            return ServiceContext.withValue(context) {
+                StreamingServerResponse(signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus)
+            }
         }
     }
 }
@@ -192,6 +194,10 @@ extension StreamingServerResponse {
     /// }
     /// ```
     ///
+    /// The subscription runs in the `ServiceContext` current where the
+    /// response is made (a `RemoteSignalService` handler's: the caller's
+    /// trace, extracted from the call's metadata).
+    ///
     /// - Parameters:
     ///   - signal: subscribed once, when the response is produced.
     ///   - buffer: the bound on values waiting for a slow client, and what
@@ -202,8 +208,11 @@ extension StreamingServerResponse {
         buffer: SignalBuffer<RPCError> = .standard,
         errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
     ) {
+        let context = ServiceContext.current
         self.init(of: Message.self) { writer in
-            try await _ServedStream<Message>.run(signal, buffer: buffer, errorStatus: errorStatus, writer: writer)
+            try await ServiceContext.withValue(context) {
+                try await _ServedStream<Message>.run(signal, buffer: buffer, errorStatus: errorStatus, writer: writer)
+            }
         }
     }
 

@@ -3,6 +3,9 @@
 #if GRPC
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
+import InMemoryTracing
+import Instrumentation
+import Tracing
 import SignalKit
 import SignalKitGRPC
 import SignalKitTesting
@@ -16,6 +19,15 @@ private enum Boom: Error, CustomStringConvertible {
         }
     }
 }
+
+/// The process's instrument in this test process: an in-memory tracer,
+/// bootstrapped on first use (the other tests carry no context: it injects
+/// nothing for them).
+let grpcTestTracer: InMemoryTracer = {
+    let tracer = InMemoryTracer()
+    InstrumentationSystem.bootstrap(tracer)
+    return tracer
+}()
 
 /// Every suite of this target is nested in this one, so that their tests run
 /// one at a time: they compare process-wide live-object counters.
@@ -44,6 +56,41 @@ extension GRPCSuite {
                 await server.stop()
                 #expect(log.events == (1...100).map { "next ACME@\($0)" } + ["completed"])
                 #expect(serverLog.events == ["feed.subscribe", "feed.dispose"])
+            }
+        }
+
+        /// A remote signal started under a trace: the server's subscription
+        /// runs in that trace (the context travels in the call's metadata);
+        /// one started with none carries none.
+        @Test func theCallersTraceReachesTheServedSubscription() async throws {
+            try await leakChecked {
+                let tracer = grpcTestTracer
+                let seen = Shared<[String]>([])
+                var service = RemoteSignalService()
+                service.serve(Methods.ints) { request in
+                    Signal<Int, NoError> { subscriber in
+                        let trace = ServiceContext.current?.inMemorySpanContext?.traceID ?? "none"
+                        seen.withLock { $0.append("\(request) \(trace)") }
+                        subscriber.putNext(1)
+                        subscriber.putCompletion()
+                        return EmptyDisposable
+                    }
+                }
+                let server = try await TestServer.start(service)
+                let span = tracer.startSpan("request")
+                try await withTestClient(port: server.port) { client in
+                    for (request, context) in [("traced", span.context as ServiceContext?), ("plain", nil)] {
+                        let log = EventLog()
+                        let handle = ServiceContext.withValue(context) {
+                            start(client.remoteSignal(Methods.ints, request: request), log)
+                        }
+                        #expect(await waitUntil { log.events.last == "completed" })
+                        handle.dispose()
+                    }
+                }
+                await server.stop()
+                span.end()
+                #expect(seen.value == ["traced \(span.traceID)", "plain none"])
             }
         }
 
