@@ -16,11 +16,14 @@ import Synchronization
 // drain on the executor, which takes every waiting value at once (swapping
 // its emptied batch for the producer's buffer: no allocation per value once
 // both have grown) and delivers them, then the next batch, until nothing
-// waits. A drain that meets a stream (a large first batch) follows it: it
-// looks for more every microsecond and lets the executor go only after 20 µs
-// without a value, so a steady stream costs no wake-up and no allocation per
-// burst (`streamBatch` and the figures below). The unbounded default keeps SwiftSignalKit's one block per event
-// (`_DeliverOnQueueSink`); this file is only for the bounded policies.
+// waits. A drain that meets a stream (a first batch of `streamBatch` values or
+// more) follows it: it looks for more every 2 µs and lets the executor go
+// only after 20 µs without a value (or after `valuesPerDrain` values), so a
+// steady stream costs no wake-up and no allocation per burst. Work queued
+// behind the drain on the same queue waits for it: up to 20 µs longer than
+// the stream itself. The unbounded default keeps SwiftSignalKit's one block
+// per event (`_DeliverOnQueueSink`); this file is only for the bounded
+// policies.
 
 /// Where a hop's drain runs.
 enum _HopExecutor: Sendable {
