@@ -51,6 +51,31 @@ extension Signal where T: Sendable, E: Sendable {
         error: ((E) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) -> any Disposable {
+        if _carriesContext {
+            // Each event is delivered in its sender's context (see
+            // Boundaries/ContextCarrier.swift).
+            let terminal = _TerminalContext()
+            let delivery = _ActorDelivery<_InContext<T>, E>(
+                actor: isolation,
+                next: next.map { next in { carried in carried.deliver(next) } },
+                error: error.map { error in { failure in terminal.deliver { error(failure) } } },
+                completed: completed.map { completed in { terminal.deliver(completed) } }
+            )
+            delivery.upstream.set(
+                self.start(
+                    next: { delivery.enqueue(.next(_InContext(capturing: $0))) },
+                    error: {
+                        terminal.capture()
+                        delivery.enqueue(.error($0))
+                    },
+                    completed: {
+                        terminal.capture()
+                        delivery.enqueue(.completed)
+                    }
+                )
+            )
+            return delivery
+        }
         let delivery = _ActorDelivery<T, E>(actor: isolation, next: next, error: error, completed: completed)
         delivery.upstream.set(
             self.start(
@@ -131,6 +156,24 @@ extension Signal where T: Sendable, E: Sendable {
             return start(isolation: isolation, next: next, error: error, completed: completed)
         }
         let counters = _BufferRegistry.shared.counters(name: description, policy: buffer.description)
+        if _carriesContext {
+            // Each event is delivered in its sender's context (see
+            // Boundaries/ContextCarrier.swift).
+            let terminal = _TerminalContext()
+            let delivery = _BoundedActorDelivery<_InContext<T>, E>(
+                actor: isolation,
+                policy: buffer,
+                counters: counters,
+                next: next.map { next in { carried in carried.deliver(next) } },
+                error: error.map { error in { failure in terminal.deliver { error(failure) } } },
+                completed: completed.map { completed in { terminal.deliver(completed) } }
+            )
+            let captured = Signal<_InContext<T>, E> { carried in
+                self._start(_ContextCapturingSink(downstream: carried, terminal: terminal))
+            }
+            delivery.subscribing { captured._start(_BoundedActorSink(delivery: delivery)) }
+            return delivery
+        }
         let delivery = _BoundedActorDelivery<T, E>(
             actor: isolation, policy: buffer, counters: counters, next: next, error: error, completed: completed)
         delivery.subscribing { self._start(_BoundedActorSink(delivery: delivery)) }
@@ -148,15 +191,8 @@ extension Signal where T: Sendable, E: Sendable {
 /// the disposing thread, when no drain can run any more). An event arriving
 /// once the actor is gone disposes the subscription.
 final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
-    /// An event and the context of the code that sent it (nil: no
-    /// propagation installed).
-    private struct Sent {
-        let event: _QueuedEvent<T, E>
-        let context: _CapturedContext?
-    }
-
     private struct State {
-        var events = _FIFO<Sent>()
+        var events = _FIFO<_QueuedEvent<T, E>>()
         /// Whether a drain job is enqueued or running (at most one is).
         var draining = false
         /// The terminal event was queued, or the subscription disposed:
@@ -168,7 +204,7 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
 
     /// What a drain job does next.
     private enum Step {
-        case deliver(_FIFO<Sent>)
+        case deliver(_FIFO<_QueuedEvent<T, E>>)
         case finish(releasingCallbacks: Bool)
     }
 
@@ -196,11 +232,10 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
     /// the actor unless one is pending; if the actor is gone by then, disposes
     /// the subscription instead.
     func enqueue(_ event: _QueuedEvent<T, E>) {
-        let sent = Sent(event: event, context: _ContextHook.capture())
         let startsDrain = state.withLock { (state: inout State) -> Bool in
             guard !state.stopped else { return false }
             if case .next = event {} else { state.stopped = true }
-            state.events.append(sent)
+            state.events.append(event)
             guard !state.draining else { return false }
             state.draining = true
             return true
@@ -216,14 +251,14 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
         }
         // Detached: a task made here would inherit the sender's task-locals
         // (its context) for every event of the burst; each event runs in its
-        // own instead (`Sent.context`).
+        // own instead (carried with it when a propagation is installed).
         Task.detached { await self.drain(on: actor) }
     }
 
     func dispose() {
         disposed.store(true, ordering: .releasing)
         let (dropped, releaseHere) = state.withLock {
-            (state: inout State) -> (_FIFO<Sent>, Bool) in
+            (state: inout State) -> (_FIFO<_QueuedEvent<T, E>>, Bool) in
             state.stopped = true
             state.disposed = true
             defer { state.events = _FIFO() }
@@ -245,10 +280,10 @@ final class _ActorDelivery<T: Sendable, E: Sendable>: Disposable, Sendable {
                 if releasing { releaseCallbacks() }
                 return
             case .deliver(var batch):
-                while let sent = batch.popFirst() {
+                while let event = batch.popFirst() {
                     // A dispose from another thread drops the rest of the batch.
                     if disposed.load(ordering: .acquiring) { break }
-                    _run(in: sent.context) { deliver(sent.event) }
+                    deliver(event)
                 }
             }
         }

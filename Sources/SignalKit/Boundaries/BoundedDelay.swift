@@ -7,7 +7,8 @@
 // every value that is due and re-arms for the next (the unbounded form arms
 // one timer per value). The completion waits its interval behind them; an
 // error is sent at once and cancels everything waiting, as in the unbounded
-// form.
+// form. With a context propagation installed, each value and the completion
+// are delivered in their senders' contexts (ContextCarrier.swift).
 
 /// A value and the time (`Queue.currentTime`) it is due.
 struct _DelayedValue<T> {
@@ -74,7 +75,10 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
     // MARK: The timer
 
     private func arm(after delay: Double) {
-        let handle = queue.cancellableAfter(max(delay, 0)) { [self] in fire() }
+        // Not in the arming code's context: the firing sends several
+        // senders' values (each carries its own when a propagation is
+        // installed, see ContextCarrier.swift).
+        let handle = queue._cancellableAfter(max(delay, 0)) { [self] in fire() }
         let cancel = mutex.withLock { () -> (any Disposable)? in
             // Disposed meanwhile: nothing may fire any more.
             if state.disposed { return handle }
@@ -157,9 +161,25 @@ func _boundedDelayEvents<T: Sendable, E: Sendable>(
 ) -> Signal<T, E> {
     let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
     return Signal { subscriber in
-        let delay = _BoundedDelay(
-            downstream: subscriber, interval: interval, queue: queue, policy: buffer, counters: counters)
-        delay.upstream.set(signal._start(_BoundedDelaySink(delay: delay)))
-        return delay
+        if _carriesContext {
+            return _startCarryingContext(signal, to: subscriber) { upstream, downstream in
+                _startBoundedDelay(upstream, downstream, interval: interval, queue: queue, buffer: buffer, counters: counters)
+            }
+        }
+        return _startBoundedDelay(signal, subscriber, interval: interval, queue: queue, buffer: buffer, counters: counters)
     }._derived("delayEvents", from: signal, arguments: "\(interval), buffer: \(buffer)")
+}
+
+/// Subscribes `subscriber` to `signal` through a new bounded delay.
+private func _startBoundedDelay<T: Sendable, E: Sendable>(
+    _ signal: Signal<T, E>,
+    _ subscriber: Subscriber<T, E>,
+    interval: Double,
+    queue: Queue,
+    buffer: SignalBuffer<E>,
+    counters: _BufferCounters
+) -> any Disposable {
+    let delay = _BoundedDelay(downstream: subscriber, interval: interval, queue: queue, policy: buffer, counters: counters)
+    delay.upstream.set(signal._start(_BoundedDelaySink(delay: delay)))
+    return delay
 }

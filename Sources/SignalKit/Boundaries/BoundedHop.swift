@@ -23,7 +23,8 @@ import Synchronization
 // behind the drain on the same queue waits for it: up to 20 µs longer than
 // the stream itself. The unbounded default keeps SwiftSignalKit's one block
 // per event (`_DeliverOnQueueSink`); this file is only for the bounded
-// policies.
+// policies. With a context propagation installed, the hop is built for
+// values paired with their senders' contexts (ContextCarrier.swift).
 
 /// Where a hop's drain runs.
 enum _HopExecutor: Sendable {
@@ -235,7 +236,8 @@ struct _BoundedHopSink<T: Sendable, E: Sendable>: _InlineSink {
 }
 
 /// The shell of a bounded `deliverOn`: one hop per subscription, named and
-/// counted under the upstream's name.
+/// counted under the upstream's name. With a context propagation installed
+/// the hop carries each value's sender context (ContextCarrier.swift).
 func _boundedDeliverOn<T: Sendable, E: Sendable>(
     _ signal: Signal<T, E>,
     executor: @escaping @Sendable () -> _HopExecutor,
@@ -243,8 +245,24 @@ func _boundedDeliverOn<T: Sendable, E: Sendable>(
 ) -> Signal<T, E> {
     let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
     return Signal { subscriber in
-        let hop = _BoundedHop(downstream: subscriber, executor: executor(), policy: buffer, counters: counters)
-        hop.upstream.set(signal._start(_BoundedHopSink(hop: hop, downstream: subscriber)))
-        return hop
+        if _carriesContext {
+            return _startCarryingContext(signal, to: subscriber) { upstream, downstream in
+                _startBoundedHop(upstream, downstream, executor: executor(), buffer: buffer, counters: counters)
+            }
+        }
+        return _startBoundedHop(signal, subscriber, executor: executor(), buffer: buffer, counters: counters)
     }._derived("deliverOn", from: signal, arguments: "buffer: \(buffer)")
+}
+
+/// Subscribes `subscriber` to `signal` through a new hop.
+private func _startBoundedHop<T: Sendable, E: Sendable>(
+    _ signal: Signal<T, E>,
+    _ subscriber: Subscriber<T, E>,
+    executor: _HopExecutor,
+    buffer: SignalBuffer<E>,
+    counters: _BufferCounters
+) -> any Disposable {
+    let hop = _BoundedHop(downstream: subscriber, executor: executor, policy: buffer, counters: counters)
+    hop.upstream.set(signal._start(_BoundedHopSink(hop: hop, downstream: subscriber)))
+    return hop
 }

@@ -178,7 +178,7 @@ struct _BoundedQueueOuterSink<T, R, E: Sendable>: _InlineSink {
     let queue: _BoundedQueue<R, E>
     let transform: @Sendable (T) -> Signal<R, E>
 
-    func putNext(_ value: T, from _: _SubscriptionBase) { queue.outerNext(transform(value)) }
+    func putNext(_ value: T, from _: _SubscriptionBase) { queue.outerNext(_inSenderContext(transform(value))) }
     func putError(_ error: E) { queue.outerFailed(error) }
     func putCompletion() { queue.outerCompletedEvent() }
 }

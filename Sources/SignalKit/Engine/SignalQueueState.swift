@@ -136,6 +136,10 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     /// it on to `run` costs no retain and release per inner.
     @inlinable
     func outerNext(_ inner: consuming Signal<R, E>, _ downstream: Subscriber<R, E>) {
+        // An inner that waits is subscribed later, on the thread that
+        // completes the one before it: in its sender's context.
+        var inner = inner
+        if mode != .switching { inner = _inSenderContext(inner) }
         var start: Int?
         var dropped: Signal<R, E>?
         mutex.lock()
@@ -401,5 +405,21 @@ func _signalQueue<T, EO, R, E>(
         }
         state.setOuter(outer._start(sink))
         return state
+    }
+}
+
+/// `inner`, made to be subscribed in the calling code's context wherever it
+/// is subscribed (an inner waiting in a `queue` is subscribed later, on the
+/// thread that completes the one before it); `inner` itself when no context
+/// propagation is installed. Its events are not wrapped: they run where its
+/// own senders send them.
+@usableFromInline
+func _inSenderContext<R, E>(_ inner: consuming Signal<R, E>) -> Signal<R, E> {
+    guard let captured = _ContextHook.capture() else { return inner }
+    let signal = inner
+    return Signal { subscriber in
+        var handle: (any Disposable)?
+        captured.run { handle = signal._start(_ForwardSink(downstream: subscriber)) }
+        return handle!
     }
 }
