@@ -121,6 +121,8 @@ let package = Package(
                 "SignalKit",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Postgres"])),
+                // A sender's trace context in its payloads (the installed instrument's inject/extract).
+                .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -222,6 +224,8 @@ let package = Package(
             dependencies: [
                 "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: swiftSettings
         ),

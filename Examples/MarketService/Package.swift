@@ -3,7 +3,7 @@
 //===----------------------------------------------------------------------===//
 // An example live-market service on Hummingbird 2, built on SignalKit and its
 // server integrations (event loops, swift-log, swift-metrics, gRPC,
-// PostgreSQL) and on swift-service-lifecycle. It runs alone or as several
+// PostgreSQL, tracing) and on swift-service-lifecycle. It runs alone or as several
 // instances (one serves the feed over gRPC, the others relay it). See
 // README.md.
 //===----------------------------------------------------------------------===//
@@ -13,7 +13,7 @@ let package = Package(
     name: "MarketService",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "../..", traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres"]),
+        .package(path: "../..", traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -33,6 +34,7 @@ let package = Package(
                 .product(name: "SignalKitMetrics", package: "main"),
                 .product(name: "SignalKitGRPC", package: "main"),
                 .product(name: "SignalKitPostgres", package: "main"),
+                .product(name: "SignalKitTracing", package: "main"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -41,11 +43,17 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         .executableTarget(
             name: "market-server",
-            dependencies: ["MarketService"]
+            dependencies: [
+                "MarketService",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]
         ),
     ]
 )

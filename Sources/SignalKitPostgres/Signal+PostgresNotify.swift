@@ -1,56 +1,150 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 #if Postgres
+public import Instrumentation
 public import Logging
 public import PostgresNIO
 public import SignalKit
 import Synchronization
 
 /// A NOTIFY payload that names its sender and numbers it:
-/// `sender:sequence:body`.
+/// `sender:sequence:body`, or `sender:sequence;key=value;…:body` when it
+/// carries its sender's trace context.
 ///
-/// ``SignalKit/Signal/notify(channel:configuration:sender:logger:)`` sends
-/// its values in this form, numbered 1, 2, 3, … per subscription, so that a
-/// listener can tell, per sender, a gap (a number skipped: the listener was
-/// reconnecting) from a restart (the sender's number goes back to 1).
+/// ``SignalKit/Signal/notify(channel:configuration:sender:logger:carryingContext:)``
+/// sends its values in this form, numbered 1, 2, 3, … per subscription, so
+/// that a listener can tell, per sender, a gap (a number skipped: the
+/// listener was reconnecting) from a restart (the sender's number goes back
+/// to 1).
 ///
 /// Numbering also keeps every payload distinct: PostgreSQL merges identical
 /// payloads sent on one channel in one transaction into one notification,
 /// which numbered payloads never are.
+///
+/// **Context.** A notification carries nothing but its payload, so a
+/// listener's work belongs to no trace unless the sender puts its context
+/// there: with `carryingContext`, the sink adds the fields the process's
+/// instrument injects for the context current where each value was sent
+/// (with swift-otel's tracer, W3C `traceparent` and `tracestate`: about 70
+/// bytes, counted against the payload limit); a listener gets them back as
+/// a `ServiceContext` with ``serviceContext(base:)`` and runs its work
+/// inside it (`ServiceContext.withValue`).
 public struct PostgresSequencedPayload: Sendable, Equatable {
     /// The sender's name (no `:`).
     public var sender: String
     /// The payload's number in its sender's sequence, from 1.
     public var sequence: UInt64
+    /// The sender's trace context as the instrument injected it (for
+    /// example `traceparent`), empty when it carries none.
+    public var context: [String: String]
     /// The value sent.
     public var body: String
 
     /// A payload.
-    public init(sender: String, sequence: UInt64, body: String) {
+    public init(sender: String, sequence: UInt64, context: [String: String] = [:], body: String) {
         self.sender = sender
         self.sequence = sequence
+        self.context = context
         self.body = body
     }
 
-    /// Parses `sender:sequence:body`; nil when `payload` is not of that
-    /// form.
+    /// Parses `sender:sequence:body` or `sender:sequence;key=value;…:body`;
+    /// nil when `payload` is not of that form.
     public init?(_ payload: String) {
         guard let first = payload.firstIndex(of: ":") else { return nil }
         let rest = payload[payload.index(after: first)...]
-        guard let second = rest.firstIndex(of: ":"), let sequence = UInt64(rest[..<second]) else { return nil }
+        guard let second = rest.firstIndex(of: ":") else { return nil }
+        var fields = rest[..<second].split(separator: ";", omittingEmptySubsequences: false)[...]
+        guard let sequence = fields.popFirst().flatMap({ UInt64($0) }) else { return nil }
+        var context: [String: String] = [:]
+        for field in fields {
+            guard let equals = field.firstIndex(of: "="),
+                let key = _percentDecoded(field[..<equals]),
+                let value = _percentDecoded(field[field.index(after: equals)...])
+            else { return nil }
+            context[key] = value
+        }
         self.sender = String(payload[..<first])
         self.sequence = sequence
+        self.context = context
         self.body = String(rest[rest.index(after: second)...])
     }
 
-    /// The payload as sent: `sender:sequence:body`.
+    /// The payload as sent: `sender:sequence:body`, or
+    /// `sender:sequence;key=value;…:body` with a context (keys in order,
+    /// `%`, `:`, `;` and `=` in them percent-encoded).
     public var encoded: String {
-        "\(sender):\(sequence):\(body)"
+        guard !context.isEmpty else { return "\(sender):\(sequence):\(body)" }
+        let fields = context.sorted { $0.key < $1.key }.map { "\(_percentEncoded($0.key))=\(_percentEncoded($0.value))" }
+        return "\(sender):\(sequence);\(fields.joined(separator: ";")):\(body)"
+    }
+
+    /// `base` (or a new top-level context) with what the process's
+    /// instrument extracts from the payload's context: the sender's trace,
+    /// for a listener to run its work in. With the default no-op instrument
+    /// it extracts nothing.
+    public func serviceContext(base: ServiceContext? = nil) -> ServiceContext {
+        var extracted = base ?? .topLevel
+        InstrumentationSystem.instrument.extract(context, into: &extracted, using: _PayloadContextExtractor())
+        return extracted
     }
 
     /// The largest payload PostgreSQL accepts, in UTF-8 bytes (a payload of
     /// 8,000 bytes or more fails with SQLSTATE 22023).
     public static let maximumByteCount = 7999
+}
+
+/// Writes a context's fields into a payload's.
+struct _PayloadContextInjector: Injector {
+    func inject(_ value: String, forKey key: String, into fields: inout [String: String]) {
+        fields[key] = value
+    }
+}
+
+/// Reads a context's fields from a payload's.
+struct _PayloadContextExtractor: Extractor {
+    func extract(key: String, from fields: [String: String]) -> String? {
+        fields[key]
+    }
+}
+
+/// `text` with `%`, `:`, `;` and `=` (and nothing else) as `%XX`.
+func _percentEncoded(_ text: String) -> String {
+    guard text.utf8.contains(where: { _isReservedInPayloadField($0) }) else { return text }
+    var encoded = ""
+    for scalar in text.unicodeScalars {
+        if scalar.isASCII, _isReservedInPayloadField(UInt8(scalar.value)) {
+            // The reserved characters are all 0x20–0x7F: two hex digits.
+            encoded += "%" + String(scalar.value, radix: 16, uppercase: true)
+        } else {
+            encoded.unicodeScalars.append(scalar)
+        }
+    }
+    return encoded
+}
+
+/// `field` with its `%XX` sequences decoded; nil when one is malformed or a
+/// reserved character appears bare.
+func _percentDecoded(_ field: Substring) -> String? {
+    var bytes: [UInt8] = []
+    var iterator = field.utf8.makeIterator()
+    while let byte = iterator.next() {
+        if byte == UInt8(ascii: "%") {
+            guard let high = iterator.next(), let low = iterator.next(),
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            else { return nil }
+            bytes.append(value)
+        } else if _isReservedInPayloadField(byte) {
+            return nil
+        } else {
+            bytes.append(byte)
+        }
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+private func _isReservedInPayloadField(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: "%") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ";") || byte == UInt8(ascii: "=")
 }
 
 /// One transaction of a NOTIFY sink: the values it committed, by number.
@@ -126,13 +220,20 @@ extension Signal where T == String, E == NoError {
     ///   - sender: this sender's name in the payloads: non-empty, no `:`.
     ///     Give every sender its own.
     ///   - logger: the connection's logger; nil logs nothing.
+    ///   - carryingContext: whether each payload carries the trace context
+    ///     current where its value was sent (`ServiceContext.current`, as
+    ///     the process's instrument injects it; see
+    ///     ``PostgresSequencedPayload``): for listeners that should work in
+    ///     the sender's trace. Nothing is added while there is no context or
+    ///     the instrument injects nothing (the default no-op one).
     /// - Returns: a cold signal: each subscription subscribes to the source
     ///   and sends its values.
     public func notify(
         channel: String,
         configuration: PostgresConnection.Configuration,
         sender: String,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        carryingContext: Bool = false
     ) -> Signal<PostgresNotifyBatch, PostgresNotifyError> {
         let source = self
         let logger = logger ?? _silentLogger
@@ -145,7 +246,7 @@ extension Signal where T == String, E == NoError {
                 subscriber.putError(.invalidChannel(channel))
                 return EmptyDisposable
             }
-            let sink = _NotifySink(sender: sender)
+            let sink = _NotifySink(sender: sender, carryingContext: carryingContext)
             // The source first: what it sends synchronously is buffered
             // before the task starts, and goes in its first transaction.
             let upstream = source.start(
@@ -176,22 +277,30 @@ final class _NotifySink: Sendable {
     }
 
     let sender: String
+    let carryingContext: Bool
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init(sender: String) {
+    init(sender: String, carryingContext: Bool) {
         self.sender = sender
+        self.carryingContext = carryingContext
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// A value from the source: numbered, checked, buffered.
+    /// A value from the source (on its sender's thread, in its context):
+    /// numbered, checked, buffered.
     func append(_ body: String) {
+        var context: [String: String] = [:]
+        if carryingContext, let current = ServiceContext.current {
+            InstrumentationSystem.instrument.inject(current, into: &context, using: _PayloadContextInjector())
+        }
         let accepted = state.withLock { state -> Bool in
             guard !state.finished, state.failure == nil else { return false }
             let sequence = state.nextSequence
             state.nextSequence += 1
-            let payload = PostgresSequencedPayload(sender: sender, sequence: sequence, body: body).encoded
+            let payload = PostgresSequencedPayload(sender: sender, sequence: sequence, context: context, body: body)
+                .encoded
             let byteCount = payload.utf8.count
             if byteCount > PostgresSequencedPayload.maximumByteCount {
                 state.failure = .payloadTooLarge(

@@ -1,15 +1,26 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 #if Postgres
+import InMemoryTracing
+import Instrumentation
 import PostgresNIO
 import SignalKit
 import SignalKitPostgres
 import SignalKitTesting
 import Testing
+import Tracing
 
 /// Every suite of this target, one test at a time: the leak checks compare
 /// process-wide live-object counters.
 @Suite(.serialized) enum PostgresTests {}
+
+/// The process's instrument in this test process: an in-memory tracer,
+/// bootstrapped on first use (it injects nothing where there is no context).
+let postgresTestTracer: InMemoryTracer = {
+    let tracer = InMemoryTracer()
+    InstrumentationSystem.bootstrap(tracer)
+    return tracer
+}()
 
 /// Tests without a server: payload encoding and the backoff.
 extension PostgresTests {
@@ -20,6 +31,26 @@ extension PostgresTests {
             #expect(PostgresSequencedPayload("a:42:x:y") == payload)
             #expect(PostgresSequencedPayload("a:x:y") == nil)
             #expect(PostgresSequencedPayload("plain") == nil)
+        }
+
+        @Test func aPayloadWithAContextRoundTrips() {
+            let payload = PostgresSequencedPayload(
+                sender: "a", sequence: 7, context: ["traceparent": "00-4bf9-00f0-01", "k:;=%": "v é"], body: "x:y;z=1")
+            #expect(payload.encoded == "a:7;k%3A%3B%3D%25=v é;traceparent=00-4bf9-00f0-01:x:y;z=1")
+            #expect(PostgresSequencedPayload(payload.encoded) == payload)
+            // Malformed context fields: the payload is not of the form.
+            for malformed in ["a:7;novalue:x", "a:7;k=%G1:x", "a:7;k=%4:x", "a:7;k==:x", "a:;k=v:x"] {
+                #expect(PostgresSequencedPayload(malformed) == nil, "\(malformed)")
+            }
+            // No context: the plain form, and an empty context back.
+            #expect(PostgresSequencedPayload("a:7:x")?.context == [:])
+        }
+
+        /// With the default no-op instrument nothing is extracted: the base
+        /// context comes back as it was.
+        @Test func aPayloadsContextIsExtractedByTheInstrument() {
+            let payload = PostgresSequencedPayload(sender: "a", sequence: 1, context: ["k": "v"], body: "")
+            #expect(payload.serviceContext().count == 0)
         }
 
         @Test func theBackoffGrowsUpToItsBound() {
@@ -230,6 +261,49 @@ extension PostgresTests {
                     }
                 }
                 handle.dispose()
+            }
+            #expect(check.leaks() == nil)
+        }
+
+        /// With `carryingContext`, each payload carries its sender's trace as
+        /// the instrument injects it (an in-memory tracer here), and the
+        /// listener extracts it; values sent with no context, and a sink
+        /// without the option, carry none.
+        @Test func aSenderCanPutItsTraceInThePayload() async throws {
+            let check = LeakCheck()
+            do {
+                let tracer = postgresTestTracer
+                let channel = PostgresTestServer.uniqueChannel("trace")
+                let log = EventLog()
+                let feed = log.start(configuration.notifications(channel: channel))
+                #expect(await waitUntil { log.events == ["next listening(epoch: 1)"] })
+
+                let span = tracer.startSpan("request")
+                let pipe = ValuePipe<String>()
+                let batches = EventLog()
+                let handle = batches.start(
+                    pipe.signal().notify(
+                        channel: channel, configuration: configuration, sender: "s", logger: logger, carryingContext: true)
+                )
+                ServiceContext.withValue(span.context) { pipe.putNext("traced") }
+                pipe.putNext("plain")
+                #expect(await waitUntil { log.events.count == 3 })
+                let plainSink = await send(["untraced sink"], channel: channel, sender: "u")
+                #expect(plainSink.last == "completed")
+                #expect(await waitUntil { log.events.count == 4 })
+                span.end()
+
+                let payloads = log.events.dropFirst().compactMap { event -> PostgresSequencedPayload? in
+                    guard let start = event.firstIndex(of: "\""), let end = event.lastIndex(of: "\"") else { return nil }
+                    return PostgresSequencedPayload(String(event[event.index(after: start)..<end]))
+                }
+                #expect(payloads.map(\.body) == ["traced", "plain", "untraced sink"])
+                let traces = payloads.map { $0.serviceContext().inMemorySpanContext?.traceID ?? "none" }
+                #expect(traces == [span.traceID, "none", "none"])
+                #expect(payloads[0].context.isEmpty == false)
+                #expect(payloads[1].context.isEmpty && payloads[2].context.isEmpty)
+                handle.dispose()
+                feed.dispose()
             }
             #expect(check.leaks() == nil)
         }

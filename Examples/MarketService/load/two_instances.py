@@ -9,7 +9,10 @@ connection); both share the instrument list through PostgreSQL.
 Checks, in order:
   1. a WebSocket client of B receives ticks, and they were produced on A (B
      runs no feed; A's snapshot is at least as far along); A serves one call
-     per instrument, shared by all of B's clients;
+     per instrument B's clients watch, shared by all of them; the client's
+     WebSocket span on B, B's call to A and A's served subscription are one
+     trace (both instances record their spans in memory: `--tracing memory`,
+     `GET /traces`);
   2. the proxy cuts every connection between B and A: B counts failed calls,
      reconnects through the proxy, and the same WebSocket (never closed)
      receives ticks A produced after the cut;
@@ -40,6 +43,7 @@ import urllib.request
 import websockets
 
 INSTRUMENTS = 20
+WATCHED = [3, 7]
 
 
 def free_port():
@@ -162,11 +166,43 @@ async def next_update(connection, timeout=5):
     return parse_update(await asyncio.wait_for(connection.recv(), timeout))
 
 
+def spans(port):
+    """The instance's spans: (traceID, spanID, parentSpanID or None, operation, state) per line of /traces."""
+    result = []
+    for line in http(port, "/traces").splitlines():
+        trace, span, parent, operation, state = line.split()
+        result.append((trace, span, None if parent == "-" else parent, operation, state))
+    return result
+
+
+async def check_trace(a_http, b_http):
+    """Each of B's upstream calls is a child of the WebSocket span of the client that started it, and
+    each subscription A serves is a child of one of those calls, in the same trace."""
+    b_spans, a_spans = await asyncio.to_thread(spans, b_http), await asyncio.to_thread(spans, a_http)
+    sockets = {s[1]: s for s in b_spans if s[3] == "market.websocket" and s[4] == "active"}
+    calls = {s[1]: s for s in b_spans if s[3] == "market.ticks.call" and s[4] == "active"}
+    served = [s for s in a_spans if s[3] == "market.ticks.serve" and s[4] == "active"]
+    assert len(sockets) == 2, f"B has {len(sockets)} active WebSocket spans, expected 2: {b_spans}"
+    assert len(calls) == len(WATCHED), f"B has {len(calls)} active call spans, expected {len(WATCHED)}: {b_spans}"
+    assert len(served) == len(WATCHED), f"A has {len(served)} active served spans, expected {len(WATCHED)}: {a_spans}"
+    for call in calls.values():
+        socket = sockets.get(call[2])
+        assert socket is not None, f"B's call span {call} is not a child of a WebSocket span {list(sockets.values())}"
+        assert call[0] == socket[0], f"B's call span {call} is not in its WebSocket's trace {socket}"
+    for serve in served:
+        call = calls.get(serve[2])
+        assert call is not None, f"A's served span {serve} is not a child of one of B's calls {list(calls.values())}"
+        assert serve[0] == call[0], f"A's served span {serve} is not in its call's trace {call}"
+    return f"{len(served)} served subscriptions on A in their B WebSocket's trace"
+
+
 async def run(options, work):
     a_http, a_grpc, b_http = free_port(), free_port(), free_port()
     proxy = Proxy(a_grpc)
     await proxy.start()
-    common = ["--instruments", str(INSTRUMENTS), "--rate-limit-ms", "20", "--postgres", options.postgres]
+    common = [
+        "--instruments", str(INSTRUMENTS), "--rate-limit-ms", "20", "--postgres", options.postgres, "--tracing", "memory",
+    ]
     a_log, b_log = os.path.join(work, "a.log"), os.path.join(work, "b.log")
     a = await start_instance(
         options.server, ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + common, a_log, a_http
@@ -192,8 +228,11 @@ async def run(options, work):
             snapshot = parse_update(await asyncio.to_thread(http, a_http, "/snapshot/3"))
             assert update[3][0] <= snapshot[3][0], f"B delivered sequence {update[3][0]}, A's snapshot is at {snapshot[3][0]}"
             a_stats, b_stats = await asyncio.to_thread(stats, a_http), await asyncio.to_thread(stats, b_http)
-            assert int(a_stats["servedCalls"]) == INSTRUMENTS, f"A serves {a_stats['servedCalls']} calls, expected one per instrument"
+            assert int(a_stats["servedCalls"]) == len(WATCHED), (
+                f"A serves {a_stats['servedCalls']} calls, expected one per watched instrument"
+            )
             assert int(b_stats["clients"]) == 2, f"B has {b_stats['clients']} clients"
+            results["trace"] = await check_trace(a_http, b_http)
 
             # 2. Cutting B's gRPC connection: B reconnects, the client goes on.
             failures = int(b_stats["upstreamFailures"])
@@ -216,7 +255,9 @@ async def run(options, work):
             results["reconnect_to_fresh_tick_ms"] = round((time.monotonic() - cut_at) * 1000, 1)
             assert proxy.accepted > accepted, "B did not reconnect through the proxy"
             results["upstream_failures"] = int(stats(b_http)["upstreamFailures"]) - failures
-            await wait_until(lambda: int(stats(a_http)["servedCalls"]) == INSTRUMENTS, 5, "A serves one call per instrument again")
+            await wait_until(
+                lambda: int(stats(a_http)["servedCalls"]) == len(WATCHED), 5, "A serves one call per watched instrument again"
+            )
 
         # 3. The instrument list, shared through PostgreSQL.
         changed_at = time.monotonic()

@@ -3,12 +3,14 @@
 import Dispatch
 import Hummingbird
 import HummingbirdWebSocket
+import InMemoryTracing
 import Logging
 import NIOCore
 import ServiceLifecycle
 import SignalKit
 import SignalKitMetrics
 import Synchronization
+import Tracing
 
 /// The service's settings.
 public struct MarketConfiguration: Sendable {
@@ -36,6 +38,11 @@ public struct MarketConfiguration: Sendable {
     /// Share the instrument list through this PostgreSQL server
     /// (`InstrumentListing`); nil: every instrument is listed.
     public var postgres: PostgresEndpoint?
+    /// The tracer the process bootstrapped, when it keeps its spans in
+    /// memory (`market-server --tracing memory`): served at `GET /traces`.
+    /// The spans themselves go to whatever tracer the process bootstrapped
+    /// (none: swift-distributed-tracing's no-op one).
+    public var inMemoryTracer: InMemoryTracer?
 
     public enum Engine: String, Sendable {
         /// `clientGraph`: SignalKit operators.
@@ -72,6 +79,14 @@ public struct MarketConfiguration: Sendable {
 ///   asking for a delisted instrument is refused.
 /// * `GET /latency`, `POST /latency/reset`: the server-side latency by stage
 ///   (see `LatencyRecorder`), as JSON; emptied by the reset.
+/// * `GET /traces` (with `inMemoryTracer`): the spans recorded, one per
+///   line, `traceID spanID parentSpanID|- operation active|ended`.
+///
+/// Tracing: each WebSocket connection is a span (`market.websocket`), the
+/// gRPC call an instrument's first client starts on a relaying instance is
+/// its child (`market.ticks.call`), and the subscription the serving
+/// instance runs for that call is the call's child (`market.ticks.serve`):
+/// one trace across both instances (see `RemoteFeed`).
 public final class MarketService: Sendable {
     public let configuration: MarketConfiguration
     /// The feed this instance runs; nil when it relays another's.
@@ -157,6 +172,11 @@ public final class MarketService: Sendable {
             self.latency.reset()
             return "ok\n"
         }
+        if let tracer = configuration.inMemoryTracer {
+            router.get("traces") { _, _ -> String in
+                Self.describe(tracer)
+            }
+        }
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade { request, channel, logger in
@@ -202,9 +222,23 @@ public final class MarketService: Sendable {
         return services
     }
 
+    /// One client, in a span of its own (`market.websocket`): what its graph
+    /// starts (an upstream call) is in the client's trace.
+    func serve(
+        _ instruments: [Int],
+        on eventLoop: any EventLoop,
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter
+    ) async throws {
+        try await withSpan("market.websocket", ofKind: .server) { span in
+            span.attributes["market.instruments"] = instruments.map(String.init).joined(separator: ",")
+            try await serveClient(instruments, on: eventLoop, inbound: inbound, outbound: outbound)
+        }
+    }
+
     /// One client: its graph's updates go out until the client goes, then
     /// the graph is disposed (the iteration ends with the task group).
-    func serve(
+    private func serveClient(
         _ instruments: [Int],
         on eventLoop: any EventLoop,
         inbound: WebSocketInboundStream,
@@ -276,6 +310,16 @@ public final class MarketService: Sendable {
             + "liveBags=\(SignalKitDebug.liveBags) servedCalls=\(servedCalls.value.load(ordering: .relaxed)) "
             + "upstreamFailures=\(remote?.failedCalls ?? 0) listingEpoch=\(listing?.epoch ?? 0) "
             + "clientDrops=\(drops) clientBufferDepth=\(depth)"
+    }
+
+    /// `GET /traces`: the tracer's spans, active then ended, one per line.
+    static func describe(_ tracer: InMemoryTracer) -> String {
+        func line(_ span: InMemorySpanContext, _ operation: String, _ state: String) -> String {
+            "\(span.traceID) \(span.spanID) \(span.parentSpanID ?? "-") \(operation) \(state)"
+        }
+        let active = tracer.activeSpans.map { line($0.spanContext, $0.operationName, "active") }
+        let ended = tracer.finishedSpans.map { line($0.spanContext, $0.operationName, "ended") }
+        return (active + ended).map { $0 + "\n" }.joined()
     }
 
     /// The instruments of `/ws?instruments=1,2,3`, or nil if malformed.

@@ -6,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import SignalKit
 import SignalKitGRPC
+import SignalKitTracing
 import Synchronization
 
 /// What one instance asks another for: one instrument's ticks.
@@ -35,6 +36,9 @@ enum TicksCallError: Error {
 /// (only the latest matters for a price). On graceful shutdown the server
 /// task is cancelled, which ends the open calls (they never end by
 /// themselves) and disposes their subscriptions.
+///
+/// Each served subscription is traced (`market.ticks.serve`): a child span
+/// of the caller's, whose context the call's metadata carries.
 struct TickServerService: Service {
     let source: any TickSource
     let host: String
@@ -61,6 +65,7 @@ struct TickServerService: Service {
                 |> mapError { (_: NoError) -> TicksCallError in }
                 |> beforeStarted { openCalls.value.add(1, ordering: .relaxed) }
                 |> afterDisposed { openCalls.value.subtract(1, ordering: .relaxed) }
+                |> traced("market.ticks.serve", ofKind: .server)
         }
         let server = GRPCServer(
             transport: .http2NIOPosix(address: .ipv4(host: host, port: port), transportSecurity: .plaintext),
@@ -85,26 +90,34 @@ final class Counter: Sendable {
 }
 
 /// Another instance's feed, over gRPC (instance B of a two-instance
-/// deployment): one call per instrument, shared by every client of this
-/// instance.
+/// deployment): one call per instrument a client watches, shared by every
+/// client of this instance.
 ///
-/// Each instrument is `remoteSignal` of `ticksMethod`, resubscribed after
-/// an error with a growing delay (`retry`, 50 ms more per error, at most
-/// 1 s), multicast through a one-value `ReplaySubject`: the clients of an
-/// instrument share its call and a new client gets the latest tick at
-/// once. When the connection to A is lost (A restarts, the network drops
+/// Each instrument is `remoteSignal` of `ticksMethod`, traced
+/// (`market.ticks.call`), resubscribed after an error with a growing delay
+/// (`retry`, 50 ms more per error, at most 1 s), multicast through a
+/// one-value `ReplaySubject`: the clients of an instrument share its call
+/// and a new client gets the latest tick at once. An instrument's call
+/// starts when its first client subscribes, in that client's context: with
+/// tracing on, the client's WebSocket span, the call's span and the span of
+/// the subscription A serves for it are one trace (later clients share the
+/// call, which stays in the first one's trace). When the connection to A is lost (A restarts, the network drops
 /// it), the calls fail with `unavailable`, the client's transport
 /// reconnects and `retry` starts new calls, which begin with A's current
 /// tick; the clients' graphs go on unaware. Ticks A produced meanwhile are
 /// not replayed (prices only need the latest).
 ///
-/// As a lifecycle service, `run()` runs the client's connections and
-/// connects every instrument; on graceful shutdown it disposes them (which
-/// cancels the calls) and closes the client.
+/// As a lifecycle service, `run()` runs the client's connections; on
+/// graceful shutdown it disposes the calls started (which cancels them; a
+/// call asked for later is disposed at once) and closes the client.
 public final class RemoteFeed: TickSource, Service {
     public let instruments: Int
     private let client: GRPCClient<HTTP2ClientTransport.Posix>
     private let connections: [MulticastConnection<Tick, NoError>]
+    /// The instruments whose call was started (by their first client).
+    private let connected = Mutex<Set<Int>>([])
+    /// The started calls, disposed on shutdown.
+    private let calls = DisposableSet()
     private let callErrors: Counter
     private let logger: Logger
 
@@ -133,6 +146,7 @@ public final class RemoteFeed: TickSource, Service {
         for instrument in 0..<instruments {
             let ticks =
                 client.remoteSignal(ticksMethod, request: TickRequest(instrument: instrument))
+                |> traced("market.ticks.call", ofKind: .client)
                 |> doError { error in
                     callErrors.value.add(1, ordering: .relaxed)
                     logger.warning(
@@ -146,28 +160,31 @@ public final class RemoteFeed: TickSource, Service {
         self.connections = connections
     }
 
+    /// Starts `instrument`'s call, the first time it is asked for (in the
+    /// asking subscription's context).
+    private func connect(_ instrument: Int) {
+        guard connected.withLock({ $0.insert(instrument).inserted }) else { return }
+        calls.add(connections[instrument].connect())
+    }
+
     /// Failed upstream calls so far (each is followed by a new call).
     public var failedCalls: Int {
         callErrors.value.load(ordering: .relaxed)
     }
 
     public func ticks(of instrument: Int) -> Signal<Tick, NoError> {
-        connections[instrument].signal
+        connections[instrument].signal |> beforeStarted { [self] in connect(instrument) }
     }
 
     /// The same signal as `ticks(of:)`: it starts with the latest tick.
     public func latestTick(of instrument: Int) -> Signal<Tick, NoError> {
-        connections[instrument].signal
+        ticks(of: instrument)
     }
 
     public func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 try await self.client.runConnections()
-            }
-            let calls = DisposableSet()
-            for connection in connections {
-                calls.add(connection.connect())
             }
             logger.info("relaying ticks over gRPC", metadata: ["instruments": "\(instruments)"])
             try? await gracefulShutdown()

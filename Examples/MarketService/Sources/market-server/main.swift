@@ -1,18 +1,24 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+import InMemoryTracing
 import Logging
 import MarketService
 import SignalKit
+import SignalKitTracing
+import Tracing
 
 // market-server [--port N] [--instruments N] [--rate TICKS_PER_SECOND] [--rate-limit-ms N]
 //               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
+//               [--tracing memory]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
 // running a feed; --postgres shares the instrument list (see README.md);
 // --client-send-buffer sets each WebSocket's SO_SNDBUF (the kernel's
-// default grows to megabytes, which hides a slow client for minutes).
+// default grows to megabytes, which hides a slow client for minutes);
+// --tracing memory records spans in memory (served at /traces) and carries
+// ServiceContext across SignalKit's hops (see README.md for an exporter).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -45,6 +51,12 @@ while let argument = arguments.next() {
             fatalError("market-server: --postgres takes postgres://USER@HOST:PORT/DATABASE")
         }
         configuration.postgres = endpoint
+    case "--tracing":
+        guard value == "memory" else { fatalError("market-server: --tracing takes memory") }
+        let tracer = InMemoryTracer()
+        InstrumentationSystem.bootstrap(tracer)
+        SignalKitTracing.installServiceContextPropagation()
+        configuration.inMemoryTracer = tracer
     default: fatalError("market-server: unknown option \(argument)")
     }
 }
