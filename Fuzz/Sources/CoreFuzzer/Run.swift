@@ -1,0 +1,265 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import Dispatch
+import SignalKit
+import SignalKitTesting
+import Synchronization
+
+// Runs a program on SignalKit and on the model, step by step, and checks:
+// - each subscription's events are the model's, in order;
+// - a subscription's events follow the grammar (values, then at most one
+//   terminal event, then nothing until the schedule starts it again);
+// - once every subscription is disposed and the queue has run, every
+//   source subscription SignalKit made was disposed, each exactly once, and
+//   none is live, nor is any SignalKit subscription (the live counter is
+//   back where it was).
+
+/// What a program broke, with what it saw.
+struct Finding: Error, CustomStringConvertible {
+    let rule: String
+    let details: String
+
+    var description: String { "\(rule)\n\(details)" }
+}
+
+/// Runs `program`; returns the first rule it breaks, or nil.
+func run(_ program: Program) -> Finding? {
+    let liveBefore = SignalKitDebug.liveSubscriptions
+    let finding = program.threads == 2 ? runConcurrently(program) : runSteps(program)
+    if let finding { return finding }
+    let liveAfter = SignalKitDebug.liveSubscriptions
+    if liveAfter != liveBefore {
+        return Finding(
+            rule: "every SignalKit subscription is released once disposed",
+            details: "\(program)\nlive subscriptions before: \(liveBefore), after: \(liveAfter)")
+    }
+    return nil
+}
+
+/// The steps, in a scope of their own: everything they made is released
+/// when it returns.
+private func runSteps(_ program: Program) -> Finding? {
+    let scheduler = VirtualTimeScheduler()
+    let queue = scheduler.makeQueue(name: "fuzz")
+    let sources = (0..<Program.sourceCount).map { FuzzSource(index: $0) }
+    let signal = makeSignal(program.graph, sources: sources, queue: queue)
+    let model = Model()
+    let logs = (0..<Program.slotCount).map { _ in Log() }
+    var modelLogs = [[Event]](repeating: [], count: Program.slotCount)
+    var handles = [(any Disposable)?](repeating: nil, count: Program.slotCount)
+    var modelHandles = [ModelSubscription?](repeating: nil, count: Program.slotCount)
+
+    func compare(after step: String) -> Finding? {
+        for slot in 0..<Program.slotCount where logs[slot].events != modelLogs[slot] {
+            return Finding(
+                rule: "SignalKit's events are the model's",
+                details:
+                    "\(program)\nafter \(step), c\(slot):\n  SignalKit: \(logs[slot].events)\n  model:     \(modelLogs[slot])")
+        }
+        for slot in 0..<Program.slotCount {
+            if let broken = grammarViolation(logs[slot].events) {
+                return Finding(rule: "a subscription's events follow the grammar", details: "\(program)\nc\(slot): \(broken)")
+            }
+        }
+        return nil
+    }
+
+    for action in program.actions {
+        switch action {
+        case .start(let slot):
+            guard handles[slot] == nil else { continue }
+            let log = logs[slot]
+            log.append(.started)
+            modelLogs[slot].append(.started)
+            handles[slot] = signal.start(
+                next: { log.append(.next($0)) },
+                error: { log.append(.error(source: $0.source)) },
+                completed: { log.append(.completed) }
+            )
+            modelHandles[slot] = model.subscribe(program.graph) { modelLogs[slot].append($0) }
+        case .dispose(let slot):
+            guard let handle = handles[slot] else { continue }
+            handle.dispose()
+            logs[slot].append(.disposed)
+            modelLogs[slot].append(.disposed)
+            handles[slot] = nil
+            modelHandles[slot]?.dispose()
+            modelHandles[slot] = nil
+        case .next(let source, let value):
+            sources[source].send(.next(value))
+            model.send(.next(value), to: source)
+        case .error(let source):
+            sources[source].send(.error(source: source))
+            model.send(.error(source: source), to: source)
+        case .complete(let source):
+            sources[source].send(.completed)
+            model.send(.completed, to: source)
+        case .runQueue:
+            scheduler.run()
+            model.runQueue()
+        }
+        if let finding = compare(after: action.description) { return finding }
+        // A graph that subscribes a source for each of the source's values
+        // (a flatten of itself) grows without bound: the schedule stops there.
+        if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions { break }
+    }
+
+    // The end: every subscription disposed, the queue run.
+    for slot in 0..<Program.slotCount {
+        handles[slot]?.dispose()
+        handles[slot] = nil
+        modelHandles[slot]?.dispose()
+        modelHandles[slot] = nil
+    }
+    scheduler.run()
+    model.runQueue()
+    if let finding = compare(after: "the end") { return finding }
+    if let finding = sourceFinding(sources, program) { return finding }
+    if !model.sourcesAreIdle {
+        return Finding(rule: "the model ends every source subscription (a fuzzer bug)", details: "\(program)")
+    }
+    return nil
+}
+
+/// Whether a source subscription is still live, or was disposed other than
+/// exactly once.
+private func sourceFinding(_ sources: [FuzzSource], _ program: Program) -> Finding? {
+    for source in sources {
+        if source.live != 0 {
+            return Finding(
+                rule: "every source subscription is disposed once its subscriptions are",
+                details: "\(program)\ns\(source.index): \(source.live) of \(source.subscriptions) still live")
+        }
+        if source.disposals.count != source.subscriptions || source.disposals.values.contains(where: { $0 != 1 }) {
+            return Finding(
+                rule: "a generator's disposable is disposed exactly once",
+                details: "\(program)\ns\(source.index): disposals per subscription \(source.disposals.sorted { $0.key < $1.key })"
+            )
+        }
+    }
+    return nil
+}
+
+/// The first break of value* (error | completion)? in each run of `events`
+/// between `started` markers, or nil.
+func grammarViolation(_ events: [Event]) -> String? {
+    var ended = false
+    for (index, event) in events.enumerated() {
+        switch event {
+        case .started: ended = false
+        case .disposed: ended = true
+        case .next, .error, .completed:
+            if ended { return "\(event) at \(index) after the terminal event or the disposal: \(events)" }
+            if event.isTerminal { ended = true }
+        }
+    }
+    return nil
+}
+
+/// A subscription's events, appended by its callbacks (from any thread).
+final class Log: Sendable {
+    private let stored = Mutex<[Event]>([])
+    var events: [Event] { stored.withLock { $0 } }
+    func append(_ event: Event) { stored.withLock { $0.append(event) } }
+}
+
+/// The two-thread form: two threads started together; each source is sent
+/// to by one of them (source i by thread i mod 2: a subscriber's events come
+/// from one thread at a time, its contract), the other actions alternate;
+/// `deliverOn` is a Dispatch queue. The interleaving is the scheduler's, so
+/// there is no model, and a callback already running when `dispose()` is
+/// called may log after the disposal: the checks are at most one terminal
+/// event per subscription, every source subscription disposed exactly once,
+/// and nothing left live.
+private func runConcurrently(_ program: Program) -> Finding? {
+    let queue = Queue(name: "fuzz.concurrent")
+    let sources = (0..<Program.sourceCount).map { FuzzSource(index: $0) }
+    let signal = makeSignal(program.graph, sources: sources, queue: queue)
+    // A log per subscription: an event of a disposed subscription already
+    // running on the queue may still arrive after the next one started.
+    let logs = Mutex<[Log]>([])
+    let slots = (0..<Program.slotCount).map { _ in Slot() }
+
+    @Sendable func perform(_ action: Action) {
+        switch action {
+        case .start(let slot):
+            slots[slot].start {
+                let log = Log()
+                logs.withLock { $0.append(log) }
+                return signal.start(
+                    next: { log.append(.next($0)) },
+                    error: { log.append(.error(source: $0.source)) },
+                    completed: { log.append(.completed) }
+                )
+            }
+        case .dispose(let slot):
+            slots[slot].dispose()
+        case .next(let source, let value): sources[source].send(.next(value))
+        case .error(let source): sources[source].send(.error(source: source))
+        case .complete(let source): sources[source].send(.completed)
+        case .runQueue: queue.sync {}
+        }
+    }
+
+    let ready = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    for thread in 0..<2 {
+        let mine = program.actions.enumerated().filter { index, action in
+            switch action {
+            case .next(let source, _), .error(let source), .complete(let source): source % 2 == thread
+            case .start, .dispose, .runQueue: index % 2 == thread
+            }
+        }.map(\.element)
+        done.enter()
+        DispatchQueue.global().async {
+            ready.signal()
+            go.wait()
+            for action in mine {
+                perform(action)
+                if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions { break }
+            }
+            done.leave()
+        }
+    }
+    ready.wait()
+    ready.wait()
+    go.signal()
+    go.signal()
+    done.wait()
+
+    // The end: every subscription disposed, the queue drained.
+    for slot in 0..<Program.slotCount {
+        slots[slot].dispose()
+    }
+    queue.sync {}
+    queue.sync {}
+    for log in logs.withLock({ $0 }) where log.events.filter(\.isTerminal).count > 1 {
+        return Finding(
+            rule: "a subscription gets at most one terminal event (two threads)",
+            details: "\(program)\none subscription's events: \(log.events)")
+    }
+    return sourceFinding(sources, program)
+}
+
+/// A subscription slot shared by the two threads: one start or dispose at a
+/// time (the other thread's action on the same slot waits).
+final class Slot: Sendable {
+    private let handle = Mutex<(any Disposable)?>(nil)
+
+    /// Starts a subscription with `make` unless one is live.
+    func start(_ make: () -> any Disposable) {
+        handle.withLock { handle in
+            if handle == nil { handle = make() }
+        }
+    }
+
+    /// Disposes the live subscription.
+    func dispose() {
+        handle.withLock { handle in
+            guard let live = handle else { return }
+            handle = nil
+            live.dispose()
+        }
+    }
+}

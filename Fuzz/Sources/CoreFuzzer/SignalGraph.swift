@@ -1,0 +1,117 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+import SignalKit
+import Synchronization
+
+// The program's graph built with SignalKit's operators, over sources that
+// count their subscriptions and every disposal of each.
+
+/// A source's error.
+struct FuzzError: Error, Equatable {
+    let source: Int
+}
+
+/// A manual source: each subscription registers its subscriber; an event
+/// sent reaches the subscriptions registered when it was sent that are
+/// still registered then (delivered outside the lock). Counts how often
+/// each subscription's disposable was disposed (SignalKit disposes it
+/// exactly once on every path).
+final class FuzzSource: Sendable {
+    private struct Registration {
+        let id: Int
+        let subscriber: Subscriber<Int, FuzzError>
+    }
+
+    private struct State {
+        var registrations: [Registration] = []
+        var nextID = 0
+        var disposals: [Int: Int] = [:]
+    }
+
+    let index: Int
+    private let state = Mutex(State())
+
+    init(index: Int) { self.index = index }
+
+    /// Subscriptions made so far.
+    var subscriptions: Int { state.withLock { $0.nextID } }
+
+    /// Subscriptions whose disposable was not disposed yet.
+    var live: Int { state.withLock { $0.registrations.count } }
+
+    /// Disposals per subscription id.
+    var disposals: [Int: Int] { state.withLock { $0.disposals } }
+
+    var signal: Signal<Int, FuzzError> {
+        Signal { [self] subscriber in
+            let id = state.withLock { state in
+                defer { state.nextID += 1 }
+                state.registrations.append(Registration(id: state.nextID, subscriber: subscriber))
+                return state.nextID
+            }
+            return ActionDisposable { [self] in
+                let removed = state.withLock { state in
+                    state.disposals[id, default: 0] += 1
+                    let index = state.registrations.firstIndex { $0.id == id }
+                    return index.map { state.registrations.remove(at: $0) }
+                }
+                _ = removed  // released outside the lock
+            }
+        }
+    }
+
+    func send(_ event: Event) {
+        let snapshot = state.withLock { $0.registrations }
+        for registration in snapshot {
+            let isLive = state.withLock { state in state.registrations.contains { $0.id == registration.id } }
+            guard isLive else { continue }
+            switch event {
+            case .next(let value): registration.subscriber.putNext(value)
+            case .error: registration.subscriber.putError(FuzzError(source: index))
+            case .completed: registration.subscriber.putCompletion()
+            case .started, .disposed: break
+            }
+        }
+    }
+}
+
+/// `node` with SignalKit's operators.
+func makeSignal(_ node: Node, sources: [FuzzSource], queue: Queue) -> Signal<Int, FuzzError> {
+    func make(_ node: Node) -> Signal<Int, FuzzError> {
+        switch node {
+        case .source(let index):
+            return sources[index].signal
+        case .map(let upstream, let k):
+            return make(upstream) |> map { $0 &+ k }
+        case .filter(let upstream, let m):
+            return make(upstream) |> filter { $0 % m != 0 }
+        case .take(let upstream, let count):
+            return make(upstream) |> take(count)
+        case .combineLatest(let a, let b):
+            return combineLatest(make(a), make(b)) |> map { $0 &* 31 &+ $1 }
+        case .merge(let a, let b):
+            return make(a) |> merge(make(b))
+        case .switchToLatest(let outer, let inners):
+            let built = inners.map(make)
+            return make(outer) |> mapToSignal { built[innerIndex(for: $0, count: built.count)] }
+        case .restartIfError(let upstream):
+            return restartIfError(make(upstream)) |> mapError { (_: NoError) -> FuzzError in }
+        case .deliverOn(let upstream):
+            return make(upstream) |> deliverOn(queue)
+        case .flatten(let outer, let inners):
+            let built = inners.map(make)
+            return merge(make(outer) |> map { built[innerIndex(for: $0, count: built.count)] })
+        case .queue(let outer, let inners):
+            let built = inners.map(make)
+            return make(outer) |> mapToQueue { built[innerIndex(for: $0, count: built.count)] }
+        case .then(let a, let b):
+            return make(a) |> then(make(b))
+        case .catchError(let a, let b):
+            let alternative = make(b)
+            return make(a) |> `catch` { _ in alternative }
+        case .restart(let upstream):
+            return restart(make(upstream))
+        }
+    }
+    return make(node)
+}
