@@ -61,11 +61,31 @@ public import SignalKit
 /// SignalKitMetrics), like every bounded boundary's.
 ///
 /// A method registered twice is served by the last registration.
+///
+/// ## Limits and authorization
+///
+/// Each served subscription holds a buffer of up to its bound, so a caller
+/// that opens calls without end holds memory without end. Give the service
+/// ``RemoteSignalLimits``: beyond its caps a call ends with status
+/// `resourceExhausted` and a message naming the cap, before its request's
+/// signal is made or subscribed. The maximum message size both ways is the
+/// transports': `rpc.maxRequestPayloadSize` in the server transport's
+/// configuration, and on the client `CallOptions.maxRequestMessageBytes`,
+/// which grpc-swift-nio-transport 2.9.2 applies to the messages the client
+/// receives. Authorization is a gRPC `ServerInterceptor`, which runs
+/// before the service's handler, so a call it rejects subscribes nothing.
 public struct RemoteSignalService: RegistrableRPCService {
     private var handlers: [any _RemoteSignalHandlerProtocol] = []
+    private let admission: _CallAdmission
 
-    /// A service that serves no method yet; add them with `serve`.
-    public init() {}
+    /// A service that serves no method yet; add them with `serve`. Every
+    /// method it serves shares `limits`.
+    public init(limits: RemoteSignalLimits = RemoteSignalLimits()) {
+        admission = _CallAdmission(limits)
+    }
+
+    /// The calls this service is serving now (admitted and not ended).
+    public var servedCalls: Int { admission.servedCalls }
 
     /// Serves `method`: each call subscribes to the signal `makeSignal`
     /// returns for its request.
@@ -84,7 +104,8 @@ public struct RemoteSignalService: RegistrableRPCService {
         _ makeSignal: @escaping @Sendable (Request) -> Signal<Value, E>
     ) {
         handlers.append(
-            _RemoteSignalHandler(method: method, buffer: buffer, errorStatus: errorStatus, makeSignal: makeSignal)
+            _RemoteSignalHandler(
+                method: method, buffer: buffer, errorStatus: errorStatus, admission: admission, makeSignal: makeSignal)
         )
     }
 
@@ -155,23 +176,34 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
     let method: RemoteSignalMethod<Request, Value>
     let buffer: SignalBuffer<RPCError>
     let errorStatus: @Sendable (E) -> RPCError
+    let admission: _CallAdmission
     let makeSignal: @Sendable (Request) -> Signal<Value, E>
 
     func register<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
         let buffer = self.buffer
         let errorStatus = self.errorStatus
+        let admission = self.admission
         let makeSignal = self.makeSignal
         router.registerHandler(
             forMethod: method.descriptor,
             deserializer: method.requestDeserializer,
             serializer: method.valueSerializer
-        ) { request, _ in
+        ) { request, serverContext in
             let single = try await ServerRequest(stream: request)
+            // Over a cap: the call ends here, nothing made or subscribed.
+            let ticket = try admission.admit(peer: serverContext.remotePeer)
             // The caller's trace (TraceContext.swift): the served signal is
             // made, and subscribed, inside it.
             let context = single.metadata.extractedContext(base: ServiceContext.current)
             return ServiceContext.withValue(context) {
-                StreamingServerResponse(signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus)
+                let response = StreamingServerResponse(
+                    signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus)
+                // The ticket is released when the call ends (or when gRPC
+                // drops a response it never ran).
+                return StreamingServerResponse(of: Value.self) { writer in
+                    defer { ticket.release() }
+                    return try await response.accepted.get().producer(writer)
+                }
             }
         }
     }

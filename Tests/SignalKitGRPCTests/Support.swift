@@ -33,10 +33,17 @@ struct TestServer {
     private let task: Task<Void, any Error>
 
     /// Starts a server on `port` (0: a free port) and waits until it listens.
-    static func start(_ service: RemoteSignalService, port: Int = 0) async throws -> TestServer {
+    static func start(
+        _ service: RemoteSignalService,
+        port: Int = 0,
+        config: HTTP2ServerTransport.Posix.Config = .defaults,
+        interceptors: [any ServerInterceptor] = []
+    ) async throws -> TestServer {
         let server = GRPCServer(
-            transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext),
-            services: [service]
+            transport: .http2NIOPosix(
+                address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext, config: config),
+            services: [service],
+            interceptors: interceptors
         )
         let task = Task { try await server.serve() }
         guard let bound = try await server.listeningAddress?.ipv4?.port else {
