@@ -19,13 +19,24 @@ Checks, in order:
   3. delisting an instrument on A reaches B through PostgreSQL (B's
      /instruments shows it, B refuses a WebSocket asking for it); listing it
      again on B reaches A;
-  4. stopping B (SIGTERM) disposes A's served calls within 1 s; both
+  4. hostile input: the admin endpoints refuse a request without the bearer
+     token (401); a WebSocket naming an instrument twice, or more than the
+     cap, is closed with 1008 and the rule as its reason;
+  5. chaos: a partition between B and A longer than B's reconnection backoff
+     cap (the proxy refuses connections for 2.5 s; the cap is 1 s): the same
+     WebSocket resumes with ticks produced after it, never going back, and
+     the gap is reported; A restarted (SIGTERM, then a new process on the
+     same ports): B's client keeps its WebSocket and gets ticks from the new
+     process; PostgreSQL killed with SIGKILL and restarted (with
+     --postgres-restart): a change committed after the restart reaches B, at
+     a new listening epoch;
+  6. stopping B (SIGTERM) disposes A's served calls within 1 s; both
      instances stop gracefully with every SignalKit live-object counter at
      zero.
 
 Prints one JSON line with the measured times; exits 1 if a check failed.
 
-Usage: two_instances.py --server PATH --postgres postgres://USER@HOST:PORT/DATABASE
+Usage: two_instances.py --server PATH --postgres postgres://USER@HOST:PORT/DATABASE [--postgres-restart SCRIPT]
 Needs the `websockets` package (PyPI).
 """
 import argparse
@@ -38,6 +49,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.error
 import urllib.request
 
 import websockets
@@ -52,12 +64,25 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http(port, path, method="GET"):
+ADMIN_TOKEN = "two-instances-token"
+
+
+def http(port, path, method="GET", token=ADMIN_TOKEN):
+    """The response body; a POST carries the admin token unless `token` is None."""
+    headers = {"Authorization": f"Bearer {token}"} if method == "POST" and token is not None else {}
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=b"" if method == "POST" else None, method=method
+        f"http://127.0.0.1:{port}{path}", data=b"" if method == "POST" else None, method=method, headers=headers
     )
     with urllib.request.urlopen(request, timeout=5) as response:
         return response.read().decode().strip()
+
+
+def http_status(port, path, method="GET", token=ADMIN_TOKEN):
+    try:
+        http(port, path, method, token)
+        return 200
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 def fields(text):
@@ -84,12 +109,16 @@ class Proxy:
         self.target = target
         self.transports = set()
         self.accepted = 0
+        self.refusing_until = 0.0
 
     async def start(self):
         self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def handle(self, reader, writer):
+        if time.monotonic() < self.refusing_until:
+            writer.transport.abort()
+            return
         self.accepted += 1
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target)
@@ -115,6 +144,11 @@ class Proxy:
     def cut(self):
         for transport in list(self.transports):
             transport.abort()
+
+    def partition(self, seconds):
+        """Cuts every connection and refuses new ones for `seconds`."""
+        self.refusing_until = time.monotonic() + seconds
+        self.cut()
 
     def close(self):
         self.cut()
@@ -202,6 +236,7 @@ async def run(options, work):
     await proxy.start()
     common = [
         "--instruments", str(INSTRUMENTS), "--rate-limit-ms", "20", "--postgres", options.postgres, "--tracing", "memory",
+        "--admin-token", ADMIN_TOKEN,
     ]
     a_log, b_log = os.path.join(work, "a.log"), os.path.join(work, "b.log")
     a = await start_instance(
@@ -276,7 +311,86 @@ async def run(options, work):
         results["list_b_to_a_ms"] = round((time.monotonic() - changed_at) * 1000, 1)
         assert int(stats(b_http)["listingEpoch"]) >= 1, "B's instrument-list feed never listened"
 
-        # 4. Stopping B ends A's calls; both stop cleanly.
+        # 4. Hostile input.
+        assert await asyncio.to_thread(http_status, b_http, "/instruments/5/delist", "POST", None) == 401
+        assert await asyncio.to_thread(http_status, b_http, "/instruments/5/delist", "POST", "wrong") == 401
+        assert await asyncio.to_thread(http_status, b_http, "/latency/reset", "POST", None) == 401
+        assert fields(await asyncio.to_thread(http, b_http, "/instruments"))["delisted"] == "", "a refused POST changed the list"
+        for query, reason in [
+            ("1,1", "an instrument is named twice"),
+            (",".join(str(i % INSTRUMENTS) for i in range(65)), "at most 64 instruments per connection, asked for 65"),
+        ]:
+            async with websockets.connect(f"ws://127.0.0.1:{b_http}/ws?instruments={query}") as refused:
+                try:
+                    await asyncio.wait_for(refused.recv(), 5)
+                    raise AssertionError(f"B sent an update to a refused WebSocket ({query[:20]})")
+                except websockets.exceptions.ConnectionClosed as closed:
+                    assert closed.rcvd is not None and closed.rcvd.code == 1008, f"close {closed.rcvd} for {query[:20]}"
+                    assert closed.rcvd.reason == reason, f"close reason {closed.rcvd.reason!r}, expected {reason!r}"
+        results["hostile_input"] = "401 without the token; 1008 for a repeat and for 65 instruments"
+
+        # 5. Chaos.
+        async with websockets.connect(f"ws://127.0.0.1:{b_http}/ws?instruments=3") as client:
+            last = (await next_update(client))[3][0]
+            # A partition longer than B's backoff cap (1 s).
+            before = parse_update(await asyncio.to_thread(http, a_http, "/snapshot/3"))[3][0]
+            partitioned_at = time.monotonic()
+            proxy.partition(2.5)
+            await asyncio.sleep(2.5)
+            healed_at = time.monotonic()
+            while True:
+                update = await next_update(client, timeout=10)
+                assert update[3][0] >= last, f"instrument 3 went back from {last} to {update[3][0]}"
+                if update[3][0] > before and time.monotonic() > healed_at:
+                    gap = update[3][0] - last
+                    last = update[3][0]
+                    break
+                last = update[3][0]
+            results["partition_2500ms_recovery_after_heal_ms"] = round((time.monotonic() - healed_at) * 1000, 1)
+            results["partition_gap_ticks"] = gap
+            assert time.monotonic() - partitioned_at < 10, "B took over 7 s to recover from the partition"
+
+            # A restarted: a new process, the same ports.
+            await stop_instance(a, a_log, "instance A")
+            a = None
+            stopped_ns = time.monotonic_ns()
+            a_log += ".restarted"
+            a = await start_instance(
+                options.server, ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + common, a_log, a_http
+            )
+            while True:
+                update = await next_update(client, timeout=15)
+                if update[3][1] > stopped_ns:
+                    break
+            results["a_restart_to_fresh_tick_ms"] = round((time.monotonic_ns() - stopped_ns) / 1e6, 1)
+            await wait_until(
+                lambda: int(stats(a_http)["servedCalls"]) >= 1, 5, "the new A serves B's call"
+            )
+
+        if options.postgres_restart:
+            # PostgreSQL killed (SIGKILL) and restarted under the running feed.
+            epoch = int(stats(b_http)["listingEpoch"])
+            killed_at = time.monotonic()
+            restart = await asyncio.create_subprocess_exec(options.postgres_restart)
+            assert await restart.wait() == 0, "the PostgreSQL restart script failed"
+
+            def delisted():
+                try:
+                    return http(a_http, "/instruments/6/delist", "POST") in ("changed", "unchanged")
+                except (urllib.error.URLError, OSError):
+                    return False
+
+            await wait_until(delisted, 20, "A commits a change once PostgreSQL is back")
+            await wait_until(
+                lambda: fields(http(b_http, "/instruments"))["delisted"] == "6", 20, "B sees the change made after the restart"
+            )
+            await wait_until(lambda: int(stats(b_http)["listingEpoch"]) > epoch, 20, "B listens again at a new epoch")
+            results["postgres_kill_to_change_seen_ms"] = round((time.monotonic() - killed_at) * 1000, 1)
+            results["listing_epoch_after_restart"] = int(stats(b_http)["listingEpoch"])
+            assert await asyncio.to_thread(http, a_http, "/instruments/6/list", "POST") == "changed"
+            await wait_until(lambda: fields(http(b_http, "/instruments"))["delisted"] == "", 10, "B sees 6 listed again")
+
+        # 6. Stopping B ends A's calls; both stop cleanly.
         stopping = time.monotonic()
         await stop_instance(b, b_log, "instance B")
         b = None
@@ -297,12 +411,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True, help="the market-server binary")
     parser.add_argument("--postgres", required=True, help="postgres://USER@HOST:PORT/DATABASE")
+    parser.add_argument(
+        "--postgres-restart", help="a script that kills the PostgreSQL server with SIGKILL and starts it again"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         try:
-            results = asyncio.run(asyncio.wait_for(run(options, work), 120))
+            results = asyncio.run(asyncio.wait_for(run(options, work), 170))
         except (AssertionError, asyncio.TimeoutError) as failure:
-            for name in ("a.log", "b.log"):
+            for name in ("a.log", "a.log.restarted", "b.log"):
                 path = os.path.join(work, name)
                 if os.path.exists(path):
                     print(f"--- {name} (last lines)", file=sys.stderr)

@@ -38,6 +38,14 @@ public struct MarketConfiguration: Sendable {
     /// Share the instrument list through this PostgreSQL server
     /// (`InstrumentListing`); nil: every instrument is listed.
     public var postgres: PostgresEndpoint?
+    /// The most instruments one WebSocket may ask for; a longer list, or one
+    /// that names an instrument twice, is refused: the socket is closed with
+    /// 1008 (policy violation) and a reason naming the rule.
+    public var maximumInstrumentsPerClient = 64
+    /// The bearer token the admin endpoints (`POST /instruments/…`, `POST
+    /// /latency/reset`) require (`Authorization: Bearer <token>`); nil: they
+    /// are open (for local runs only).
+    public var adminToken: String?
     /// The tracer the process bootstrapped, when it keeps its spans in
     /// memory (`market-server --tracing memory`): served at `GET /traces`.
     /// The spans themselves go to whatever tracer the process bootstrapped
@@ -66,6 +74,9 @@ public struct MarketConfiguration: Sendable {
 /// * `GET /ws?instruments=3,17,42` upgrades to a WebSocket that receives, as
 ///   text, one line per update: `instrument:sequence:price:timestamp`
 ///   entries separated by spaces, one per instrument, in the order asked.
+///   More than `maximumInstrumentsPerClient` instruments, or one named
+///   twice, and the socket is closed at once with code 1008 and the rule as
+///   its reason.
 /// * `GET /snapshot/:instrument`: the instrument's latest tick (from its
 ///   `ValuePromise`), the same format.
 /// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>
@@ -76,7 +87,9 @@ public struct MarketConfiguration: Sendable {
 /// * `GET /instruments`: `listed=<n> delisted=<i,j,…>`;
 ///   `POST /instruments/:instrument/delist` and `…/list` change the shared
 ///   list (`changed` or `unchanged`; 404 without `postgres`). A WebSocket
-///   asking for a delisted instrument is refused.
+///   asking for a delisted instrument is refused. With `adminToken`, these
+///   and `POST /latency/reset` answer 401 without `Authorization: Bearer
+///   <token>`.
 /// * `GET /latency`, `POST /latency/reset`: the server-side latency by stage
 ///   (see `LatencyRecorder`), as JSON; emptied by the reset.
 /// * `GET /traces` (with `inMemoryTracer`): the spans recorded, one per
@@ -137,6 +150,7 @@ public final class MarketService: Sendable {
         let source = self.source
         let listing = self.listing
         let router = Router()
+        let admin = AdminTokenMiddleware<BasicRequestContext>(token: configuration.adminToken)
         router.get("snapshot/:instrument") { _, context -> String in
             guard let instrument = context.parameters.get("instrument", as: Int.self),
                 (0..<source.instruments).contains(instrument)
@@ -150,7 +164,7 @@ public final class MarketService: Sendable {
             let names = delisted.sorted().map(String.init).joined(separator: ",")
             return "listed=\(source.instruments - delisted.count) delisted=\(names)\n"
         }
-        router.post("instruments/:instrument/:action") { _, context -> String in
+        router.group().add(middleware: admin).post("instruments/:instrument/:action") { _, context -> String in
             guard let listing, let instrument = context.parameters.get("instrument", as: Int.self),
                 (0..<source.instruments).contains(instrument)
             else { throw HTTPError(.notFound) }
@@ -168,7 +182,7 @@ public final class MarketService: Sendable {
         router.get("latency") { _, _ -> String in
             self.latency.report() + "\n"
         }
-        router.post("latency/reset") { _, _ -> String in
+        router.group().add(middleware: admin).post("latency/reset") { _, _ -> String in
             self.latency.reset()
             return "ok\n"
         }
@@ -184,6 +198,13 @@ public final class MarketService: Sendable {
                     let instruments = Self.instruments(in: path, count: source.instruments),
                     listing.map({ $0.delisted.isDisjoint(with: instruments) }) ?? true
                 else { return .dontUpgrade }
+                if let refusal = Self.refusal(of: instruments, maximum: self.configuration.maximumInstrumentsPerClient) {
+                    // Upgraded, then closed with the rule: a WebSocket client
+                    // sees the code and the reason, not just a failed handshake.
+                    return .upgrade([:]) { _, outbound, _ in
+                        try await outbound.close(.unknown(1008), reason: refusal)
+                    }
+                }
                 let eventLoop = channel.eventLoop
                 self.loopLag.start(on: eventLoop)
                 if let bytes = self.configuration.clientSendBuffer {
@@ -320,6 +341,18 @@ public final class MarketService: Sendable {
         let active = tracer.activeSpans.map { line($0.spanContext, $0.operationName, "active") }
         let ended = tracer.finishedSpans.map { line($0.spanContext, $0.operationName, "ended") }
         return (active + ended).map { $0 + "\n" }.joined()
+    }
+
+    /// Why a WebSocket asking for `instruments` is refused (too many, or
+    /// one named twice: each entry is a graph input), or nil.
+    static func refusal(of instruments: [Int], maximum: Int) -> String? {
+        if instruments.count > maximum {
+            return "at most \(maximum) instruments per connection, asked for \(instruments.count)"
+        }
+        if Set(instruments).count != instruments.count {
+            return "an instrument is named twice"
+        }
+        return nil
     }
 
     /// The instruments of `/ws?instruments=1,2,3`, or nil if malformed.

@@ -10,7 +10,7 @@ import Tracing
 // market-server [--port N] [--instruments N] [--rate TICKS_PER_SECOND] [--rate-limit-ms N]
 //               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
-//               [--tracing memory]
+//               [--tracing memory] [--admin-token TOKEN] [--max-instruments-per-client N]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
@@ -18,7 +18,9 @@ import Tracing
 // --client-send-buffer sets each WebSocket's SO_SNDBUF (the kernel's
 // default grows to megabytes, which hides a slow client for minutes);
 // --tracing memory records spans in memory (served at /traces) and carries
-// ServiceContext across SignalKit's hops (see README.md for an exporter).
+// ServiceContext across SignalKit's hops (see README.md for an exporter);
+// --admin-token makes the POST endpoints require `Authorization: Bearer
+// TOKEN`; --max-instruments-per-client caps a WebSocket's list (default 64).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -51,6 +53,10 @@ while let argument = arguments.next() {
             fatalError("market-server: --postgres takes postgres://USER@HOST:PORT/DATABASE")
         }
         configuration.postgres = endpoint
+    case "--admin-token":
+        guard !value.isEmpty else { fatalError("market-server: --admin-token needs a token") }
+        configuration.adminToken = value
+    case "--max-instruments-per-client": configuration.maximumInstrumentsPerClient = integer()
     case "--tracing":
         guard value == "memory" else { fatalError("market-server: --tracing takes memory") }
         let tracer = InMemoryTracer()
