@@ -14,38 +14,6 @@ import Testing
 
 struct CarriedContextError: Error {}
 
-/// An actor that logs what its `start(isolation:…)` callbacks see.
-private actor BoundedTraceRecorder {
-    private(set) var log: [String] = []
-    private var handle: (any Disposable)?
-    private var waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
-
-    func attach(_ signal: Signal<Int, CarriedContextError>, buffer: SignalBuffer<CarriedContextError>) {
-        handle = signal.start(
-            isolation: self,
-            buffer: buffer,
-            next: { value in self.record("\(value) \(traceName())") },
-            error: { _ in self.record("error \(traceName())") },
-            completed: { self.record("completed \(traceName())") }
-        )
-    }
-
-    private func record(_ entry: String) {
-        log.append(entry)
-        if let waiter, log.count >= waiter.count {
-            self.waiter = nil
-            waiter.continuation.resume()
-        }
-    }
-
-    func waitForEntries(_ count: Int) async {
-        if log.count >= count { return }
-        await withCheckedContinuation { waiter = (count, $0) }
-    }
-
-    func detach() { handle?.dispose() }
-}
-
 /// The bounded policies that keep every value of these tests.
 let roomyBuffers: [SignalBuffer<CarriedContextError>] = [
     .droppingOldest(beyond: 64), .droppingNewest(beyond: 64), .failing(beyond: 64, with: CarriedContextError()),
@@ -184,7 +152,7 @@ let roomyBuffers: [SignalBuffer<CarriedContextError>] = [
 
     @Test(arguments: [SignalBuffer<CarriedContextError>.unbounded] + roomyBuffers.filter { $0.description.hasPrefix("dropping") })
     func anActorDeliveryDeliversEachEventInItsSendersContext(buffer: SignalBuffer<CarriedContextError>) async {
-        let recorder = BoundedTraceRecorder()
+        let recorder = TraceRecorder()
         let source = TestSource<Int, CarriedContextError>("source", log: EventLog())
         await recorder.attach(source.signal, buffer: buffer)
         for (value, trace) in [(1, "A"), (2, "B"), (3, nil)] {
@@ -198,7 +166,7 @@ let roomyBuffers: [SignalBuffer<CarriedContextError>] = [
 
     @Test(arguments: [SignalBuffer<CarriedContextError>.unbounded, .droppingOldest(beyond: 4)])
     func anActorDeliveryDeliversAnErrorInItsSendersContext(buffer: SignalBuffer<CarriedContextError>) async {
-        let recorder = BoundedTraceRecorder()
+        let recorder = TraceRecorder()
         let source = TestSource<Int, CarriedContextError>("source", log: EventLog())
         await recorder.attach(source.signal, buffer: buffer)
         TestTrace.$current.withValue("E") { source.putError(CarriedContextError()) }

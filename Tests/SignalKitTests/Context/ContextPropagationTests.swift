@@ -41,14 +41,21 @@ func send(_ pipe: ValuePipe<Int>, _ values: [(Int, String?)]) {
     }
 }
 
-/// An actor that logs what its `start(isolation:)` callbacks see.
-private actor TraceRecorder {
+/// An actor that logs what its `start(isolation:…)` callbacks see (also
+/// used by BoundedContextPropagationTests.swift).
+actor TraceRecorder {
     private(set) var log: [String] = []
     private var handle: (any Disposable)?
     private var waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
 
-    func attach(_ signal: Signal<Int, NoError>) {
-        handle = signal.start(isolation: self, next: { value in self.record("\(value) \(traceName())") })
+    func attach<E: Sendable>(_ signal: Signal<Int, E>, buffer: SignalBuffer<E> = .unbounded) {
+        handle = signal.start(
+            isolation: self,
+            buffer: buffer,
+            next: { value in self.record("\(value) \(traceName())") },
+            error: { _ in self.record("error \(traceName())") },
+            completed: { self.record("completed \(traceName())") }
+        )
     }
 
     private func record(_ entry: String) {
