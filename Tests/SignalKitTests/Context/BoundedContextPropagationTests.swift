@@ -10,7 +10,8 @@ import Testing
 // across `queue`'s waiting inner signals: one drain, timer or actor job
 // delivers several senders' values, each in its own sender's context; an
 // inner signal that waits is subscribed in the context of the code that
-// sent it, not of the code whose completion starts it.
+// sent it, not of the code whose completion starts it. (The bounded pool hop
+// is tested in ContextPropagationTests.swift, beside the unbounded one.)
 
 struct CarriedContextError: Error {}
 
@@ -72,21 +73,6 @@ let roomyBuffers: [SignalBuffer<CarriedContextError>] = [
         hold.signal()
         queue.sync {}
         #expect(log.events == ["3 C"])
-        handle.dispose()
-    }
-
-    @Test func aBoundedHopOnAThreadPoolDeliversEachValueInItsSendersContext() {
-        let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
-        let log = EventLog()
-        let delivered = DispatchSemaphore(value: 0)
-        let pipe = ValuePipe<Int>()
-        let handle = (pipe.signal() |> deliverOn(pool, buffer: .droppingOldest(beyond: 16))).start(next: {
-            log.append("\($0) \(traceName())")
-            delivered.signal()
-        })
-        send(pipe, [(1, "A"), (2, nil), (3, "B")])
-        for _ in 0..<3 { delivered.wait() }
-        #expect(log.events == ["1 A", "2 none", "3 B"])
         handle.dispose()
     }
 

@@ -169,12 +169,14 @@ actor TraceRecorder {
         handles.forEach { $0.dispose() }
     }
 
-    @Test func deliverOnAThreadPoolDeliversEachValueInItsSendersContext() {
+    /// Unbounded (a task per value) and bounded (one drain per burst).
+    @Test(arguments: [SignalBuffer<NoError>.unbounded, .droppingOldest(beyond: 16)])
+    func deliverOnAThreadPoolDeliversEachValueInItsSendersContext(buffer: SignalBuffer<NoError>) {
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
         let log = EventLog()
         let delivered = DispatchSemaphore(value: 0)
         let pipe = ValuePipe<Int>()
-        let handle = (pipe.signal() |> deliverOn(pool)).start(next: {
+        let handle = (pipe.signal() |> deliverOn(pool, buffer: buffer)).start(next: {
             log.append("\($0) \(traceName())")
             delivered.signal()
         })
