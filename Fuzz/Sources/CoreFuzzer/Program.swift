@@ -93,6 +93,9 @@ struct Program: CustomStringConvertible {
     static let maximumActions = 64
     /// Source subscriptions after which the schedule stops (see `run`).
     static let maximumSubscriptions = 1_000
+    /// Deliveries waiting on the virtual-time queue after which the
+    /// schedule stops (see `run`).
+    static let maximumPendingDeliveries = 1_000
 
     let graph: Node
     let actions: [Action]
