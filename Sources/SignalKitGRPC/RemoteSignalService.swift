@@ -196,14 +196,8 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
             // made, and subscribed, inside it.
             let context = single.metadata.extractedContext(base: ServiceContext.current)
             return ServiceContext.withValue(context) {
-                let response = StreamingServerResponse(
-                    signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus)
-                // The ticket is released when the call ends (or when gRPC
-                // drops a response it never ran).
-                return StreamingServerResponse(of: Value.self) { writer in
-                    defer { ticket.release() }
-                    return try await response.accepted.get().producer(writer)
-                }
+                StreamingServerResponse(
+                    signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus, holding: ticket)
             }
         }
     }
@@ -240,9 +234,22 @@ extension StreamingServerResponse {
         buffer: SignalBuffer<RPCError> = .standard,
         errorStatus: @escaping @Sendable (E) -> RPCError = { RPCError(signalError: $0) }
     ) {
+        self.init(signal: signal, buffer: buffer, errorStatus: errorStatus, holding: nil)
+    }
+
+    /// The public initializer's response, holding a served call's `ticket`
+    /// (RemoteSignalLimits.swift): released when the call ends, or with the
+    /// response if gRPC drops it without running it.
+    init<E>(
+        signal: Signal<Message, E>,
+        buffer: SignalBuffer<RPCError>,
+        errorStatus: @escaping @Sendable (E) -> RPCError,
+        holding ticket: _CallTicket?
+    ) {
         let context = ServiceContext.current
         self.init(of: Message.self) { writer in
-            try await ServiceContext.withValue(context) {
+            defer { ticket?.release() }
+            return try await ServiceContext.withValue(context) {
                 try await _ServedStream<Message>.run(signal, buffer: buffer, errorStatus: errorStatus, writer: writer)
             }
         }

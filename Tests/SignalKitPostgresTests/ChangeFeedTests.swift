@@ -14,6 +14,13 @@ import Tracing
 /// process-wide live-object counters.
 @Suite(.serialized) enum PostgresTests {}
 
+/// Writes a context's fields into a dictionary (as the NOTIFY sink does).
+struct FieldsInjector: Injector {
+    func inject(_ value: String, forKey key: String, into fields: inout [String: String]) {
+        fields[key] = value
+    }
+}
+
 /// The process's instrument in this test process: an in-memory tracer,
 /// bootstrapped on first use (it injects nothing where there is no context).
 let postgresTestTracer: InMemoryTracer = {
@@ -46,11 +53,20 @@ extension PostgresTests {
             #expect(PostgresSequencedPayload("a:7:x")?.context == [:])
         }
 
-        /// With the default no-op instrument nothing is extracted: the base
-        /// context comes back as it was.
-        @Test func aPayloadsContextIsExtractedByTheInstrument() {
-            let payload = PostgresSequencedPayload(sender: "a", sequence: 1, context: ["k": "v"], body: "")
-            #expect(payload.serviceContext().count == 0)
+        /// The fields the process's instrument injected come back as the
+        /// sender's context, through the payload's encoded form; fields it
+        /// does not know give none.
+        @Test func aPayloadsContextIsExtractedByTheInstrument() throws {
+            let span = postgresTestTracer.startSpan("sender")
+            defer { span.end() }
+            var fields: [String: String] = [:]
+            InstrumentationSystem.instrument.inject(span.context, into: &fields, using: FieldsInjector())
+            #expect(!fields.isEmpty)
+            let sent = PostgresSequencedPayload(sender: "a", sequence: 1, context: fields, body: "x")
+            let received = try #require(PostgresSequencedPayload(sent.encoded))
+            #expect(received.serviceContext().inMemorySpanContext?.traceID == span.traceID)
+            let unknown = PostgresSequencedPayload(sender: "a", sequence: 1, context: ["k": "v"], body: "")
+            #expect(unknown.serviceContext().inMemorySpanContext == nil)
         }
 
         @Test func theBackoffGrowsUpToItsBound() {
