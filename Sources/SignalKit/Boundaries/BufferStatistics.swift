@@ -15,7 +15,7 @@ import Synchronization
 /// apart), its operator chain while naming is on, else its type. Boundaries
 /// with the same name share one entry. Entries are never removed: keep names
 /// bounded, as metric labels.
-public struct SignalBufferStatistics: Sendable, Hashable, CustomStringConvertible {
+public struct SignalBufferStatistics: Codable, Sendable, Hashable, CustomStringConvertible {
     /// The buffered signal's name.
     public let name: String
     /// The policy of the boundary that made the entry (`droppingOldest(beyond: 100)`).

@@ -42,8 +42,8 @@ extension SignalKitDebug {
     /// signals built afterwards, on every thread. Prefer `withSignalNaming(_:)`
     /// in tests: it does not affect other threads.
     public static var isNamingSignals: Bool {
-        get { _SignalNaming.global.load(ordering: .relaxed) }
-        set { _SignalNaming.global.store(newValue, ordering: .relaxed) }
+        get { _SignalNaming.flags.load(ordering: .relaxed) & _SignalNaming.naming != 0 }
+        set { _SignalNaming.set(_SignalNaming.naming, newValue) }
     }
 
     /// Runs `body` with operator naming switched on for the calling thread
@@ -57,8 +57,22 @@ extension SignalKitDebug {
 }
 
 enum _SignalNaming {
-    /// The process-wide switch.
-    static let global = Synchronization.Atomic<Bool>(initialValueFromEnvironment())
+    /// The process-wide switches: `naming` (`isNamingSignals`) and
+    /// `inspecting` (`isInspecting`, which names too), in one word so that
+    /// an operator built with both off makes one load.
+    static let flags = Synchronization.Atomic<UInt8>(
+        (flagFromEnvironment("SIGNALKIT_DEBUG_SIGNAL_NAMES") ? naming : 0)
+            | (flagFromEnvironment("SIGNALKIT_INSPECT") ? inspecting : 0))
+    static let naming: UInt8 = 1
+    static let inspecting: UInt8 = 2
+
+    static func set(_ flag: UInt8, _ on: Bool) {
+        if on {
+            flags.bitwiseOr(flag, ordering: .relaxed)
+        } else {
+            flags.bitwiseAnd(~flag, ordering: .relaxed)
+        }
+    }
 
     /// How many `withSignalNaming` scopes are open on any thread: while zero,
     /// the per-thread flag is not even looked at.
@@ -73,8 +87,10 @@ enum _SignalNaming {
         return key
     }()
 
-    private static func initialValueFromEnvironment() -> Bool {
-        guard let raw = getenv("SIGNALKIT_DEBUG_SIGNAL_NAMES") else { return false }
+    /// Whether the environment variable `name` is set to anything but `0`
+    /// or an empty string.
+    static func flagFromEnvironment(_ name: String) -> Bool {
+        guard let raw = getenv(name) else { return false }
         let value = String(cString: raw)
         return !value.isEmpty && value != "0"
     }
@@ -83,7 +99,7 @@ enum _SignalNaming {
     /// relaxed load in the common case.
     @inline(__always)
     static var isOn: Bool {
-        if global.load(ordering: .relaxed) { return true }
+        if flags.load(ordering: .relaxed) != 0 { return true }
         guard scopes.load(ordering: .relaxed) > 0 else { return false }
         return threadDepth > 0
     }
@@ -350,6 +366,8 @@ public func named<T, E>(
     line: Int = #line
 ) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
-        signal._named(name, location: SignalSourceLocation(fileID: fileID, line: line))
+        let location = SignalSourceLocation(fileID: fileID, line: line)
+        if _SignalInspection.isOn { return signal._inspected(name, location: location) }
+        return signal._named(name, location: location)
     }
 }
