@@ -6,9 +6,9 @@
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
 // The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
-// SignalKitGRPC, SignalKitPostgres, SignalKitTracing) are products whose
-// package dependencies are guarded by traits (NIO, Logging, Metrics, GRPC,
-// Postgres, Tracing; none enabled
+// SignalKitGRPC, SignalKitPostgres, SignalKitTracing, SignalKitInspector) are
+// products whose package dependencies are guarded by traits (NIO, Logging,
+// Metrics, GRPC, Postgres, Tracing, Inspector; none enabled
 // by default): a client that does not enable a trait does not even fetch
 // swift-nio, swift-log, swift-metrics, grpc-swift or postgres-nio (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "SignalKitGRPC", targets: ["SignalKitGRPC"]),
         .library(name: "SignalKitPostgres", targets: ["SignalKitPostgres"]),
         .library(name: "SignalKitTracing", targets: ["SignalKitTracing"]),
+        .library(name: "SignalKitInspector", targets: ["SignalKitInspector"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
@@ -48,6 +49,9 @@ let package = Package(
         .trait(
             name: "Tracing",
             description: "SignalKitTracing: ServiceContext across every hop, a span per subscription (swift-distributed-tracing)"),
+        .trait(
+            name: "Inspector",
+            description: "SignalKitInspector's SwiftNIO HTTP handler (swift-nio); the page and the JSON need no trait"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -132,6 +136,18 @@ let package = Package(
                 "SignalKit",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The live graph's page (embedded in the binary) and JSON; the NIO
+        // handler with the Inspector trait.
+        .target(
+            name: "SignalKitInspector",
+            dependencies: [
+                "SignalKit",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Inspector"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Inspector"])),
+            ],
+            resources: [.embedInCode("inspector.html")],
             swiftSettings: swiftSettings
         ),
         // The listener process that SignalKitPostgresTests launches (two of
@@ -235,6 +251,16 @@ let package = Package(
                 "SignalKitTracing", "SignalKitTesting",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitInspectorTests",
+            dependencies: [
+                "SignalKitInspector", "SignalKitTesting",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Inspector"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Inspector"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Inspector"])),
             ],
             swiftSettings: swiftSettings
         ),
