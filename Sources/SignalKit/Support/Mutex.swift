@@ -88,7 +88,12 @@ struct _LockedState<State>: ~Copyable, @unchecked Sendable {
 
     init(_ initial: consuming State) {
         let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: Self.stateOffset + MemoryLayout<State>.size,
+            // At least one byte of state: `withLock` passes the state
+            // `inout`, and ThreadSanitizer records an inout access even of
+            // an empty state (`_LockedState(())`) at its address; one past
+            // the end of the block, that address is the next block's, whose
+            // reuse the sanitizer then reports as a race.
+            byteCount: Self.stateOffset + max(1, MemoryLayout<State>.size),
             alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<State>.alignment))
         mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
