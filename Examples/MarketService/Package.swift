@@ -13,7 +13,7 @@ let package = Package(
     name: "MarketService",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "../..", traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing"]),
+        .package(path: "../..", traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing", "Inspector"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "SignalKitGRPC", package: "main"),
                 .product(name: "SignalKitPostgres", package: "main"),
                 .product(name: "SignalKitTracing", package: "main"),
+                .product(name: "SignalKitInspector", package: "main"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -16,7 +16,9 @@ let clientGraphName = "client-graph"
 /// (`distinctUntilChanged`), at most one update per `rateLimit` window
 /// (`throttle(for:latest:)`: the newest state of each window), delivered on
 /// the connection's event loop. Logged (subscription, disposal, errors) and
-/// metered as "client-graph". `emitted`, if given, sees each update as the
+/// metered as "client-graph". Its stages are named ("ticks", "changes",
+/// "rate-limited", "client-graph") for the inspector (`--inspector`); with
+/// inspection off, naming costs nothing per event. `emitted`, if given, sees each update as the
 /// rate limit sends it, before the hop to the loop (the service's latency
 /// recording).
 ///
@@ -31,9 +33,11 @@ public func clientGraph(
     emitted: (@Sendable ([Tick]) -> Void)? = nil
 ) -> Signal<[Tick], NoError> {
     var limited =
-        combineLatest(instruments.map { feed.ticks(of: $0) })
+        combineLatest(instruments.map { feed.ticks(of: $0) |> named("ticks") })
         |> distinctUntilChanged
+        |> named("changes")
         |> throttle(for: rateLimit, queue: Queue(eventLoop: eventLoop), latest: true)
+        |> named("rate-limited")
     if let emitted {
         limited = limited |> beforeNext(emitted)
     }

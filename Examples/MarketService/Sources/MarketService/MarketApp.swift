@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import SignalKit
+import SignalKitInspector
 import SignalKitMetrics
 import Synchronization
 import Tracing
@@ -51,6 +52,11 @@ public struct MarketConfiguration: Sendable {
     /// The spans themselves go to whatever tracer the process bootstrapped
     /// (none: swift-distributed-tracing's no-op one).
     public var inMemoryTracer: InMemoryTracer?
+    /// Switch SignalKit's inspection on and serve the live graph of the
+    /// client graphs' named stages at this path (the page) and at this path
+    /// plus `.json` (the snapshot), behind `adminToken` when there is one;
+    /// nil: inspection stays off (`named` costs nothing then).
+    public var inspectorPath: String?
 
     public enum Engine: String, Sendable {
         /// `clientGraph`: SignalKit operators.
@@ -185,6 +191,19 @@ public final class MarketService: Sendable {
         router.group().add(middleware: admin).post("latency/reset") { _, _ -> String in
             self.latency.reset()
             return "ok\n"
+        }
+        if let inspectorPath = configuration.inspectorPath {
+            // Before any client graph is built: signals named earlier are not inspected.
+            SignalKitDebug.isInspecting = true
+            let inspector = router.group().add(middleware: admin)
+            for path in [inspectorPath, inspectorPath + ".json"] {
+                inspector.get(RouterPath(String(path.dropFirst()))) { _, _ -> Response in
+                    guard let answer = SignalInspector.response(path: path, mountedAt: inspectorPath) else {
+                        throw HTTPError(.notFound)
+                    }
+                    return Response(answer)
+                }
+            }
         }
         if let tracer = configuration.inMemoryTracer {
             router.get("traces") { _, _ -> String in
@@ -395,5 +414,19 @@ struct FeedService: Service {
         }
         reporting.dispose()
         logger.info("feed stopped")
+    }
+}
+
+extension Response {
+    /// An inspector answer as a Hummingbird response.
+    init(_ answer: SignalInspectorResponse) {
+        var headers = HTTPFields()
+        for header in answer.headers {
+            if let name = HTTPFields.Element.Name(header.name) { headers[name] = header.value }
+        }
+        self.init(
+            status: HTTPResponse.Status(code: answer.status),
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 }

@@ -11,6 +11,7 @@ import Tracing
 //               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
 //               [--tracing memory] [--admin-token TOKEN] [--max-instruments-per-client N]
+//               [--inspector PATH]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
@@ -20,7 +21,9 @@ import Tracing
 // --tracing memory records spans in memory (served at /traces) and carries
 // ServiceContext across SignalKit's hops (see README.md for an exporter);
 // --admin-token makes the POST endpoints require `Authorization: Bearer
-// TOKEN`; --max-instruments-per-client caps a WebSocket's list (default 64).
+// TOKEN`; --max-instruments-per-client caps a WebSocket's list (default 64);
+// --inspector switches SignalKit's inspection on and serves the live graph
+// at PATH (the page) and PATH.json (behind the admin token, if one is set).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -63,6 +66,9 @@ while let argument = arguments.next() {
         InstrumentationSystem.bootstrap(tracer)
         SignalKitTracing.installServiceContextPropagation()
         configuration.inMemoryTracer = tracer
+    case "--inspector":
+        guard value.hasPrefix("/"), value.count > 1 else { fatalError("market-server: --inspector takes a path, /inspector") }
+        configuration.inspectorPath = value
     default: fatalError("market-server: unknown option \(argument)")
     }
 }
