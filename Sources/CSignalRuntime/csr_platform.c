@@ -85,3 +85,9 @@ void csr_cpu_pause(unsigned count) {
 #endif
     }
 }
+
+static _Thread_local void *csr_inspection_slot = NULL;
+
+void *csr_inspection_current(void) { return csr_inspection_slot; }
+
+void csr_inspection_set_current(void *stage) { csr_inspection_slot = stage; }

@@ -139,6 +139,22 @@ let allWorkloads: [Workload] = [
             reportOnly: true),
         run: { runW16($0, $1) }
     ),
+    Workload(
+        id: "W17", title: "W2's chain with 4 named stages, inspection on (floor: off)", unit: "ns/event",
+        fullSize: 1_000_000, quickSize: 200_000, peers: [.signalkit, .floor],
+        target: Target(
+            nanoseconds: nil, allocations: 0, check: "report only: the cost of counting events (off: W2's figure)",
+            reportOnly: true),
+        run: { runW17($0, $1) }
+    ),
+    Workload(
+        id: "W18", title: "W1's cycle through a named stage, inspection on (floor: off)", unit: "ns/cycle",
+        fullSize: 1_000_000, quickSize: 200_000, peers: [.signalkit, .floor],
+        target: Target(
+            nanoseconds: nil, allocations: nil, check: "report only: the cost of an inspected subscription",
+            reportOnly: true),
+        run: { runW18($0, $1) }
+    ),
 ].sorted { $0.id.localizedStandardCompare($1.id) }
 
 extension String {

@@ -28,4 +28,19 @@ void csr_set_current_thread_name(const char *name);
 /// Ordering: none. Ownership: none. Thread safety: any thread.
 void csr_cpu_pause(unsigned count);
 
+/// The calling thread's current inspected stage (SignalKit's inspection:
+/// the stage whose subscription, or whose delivery, runs on this thread),
+/// or NULL. An opaque pointer the Swift side owns and keeps alive while it
+/// is current; C neither retains nor reads it. Thread-local storage, so a
+/// read or a write is a few instructions (`pthread_getspecific` is a call
+/// into libc and a key lookup).
+/// Ordering: none (thread-local). Ownership: none. Thread safety: each
+/// thread sees only its own slot.
+void *CSR_NULLABLE csr_inspection_current(void);
+
+/// Sets the calling thread's current inspected stage (see
+/// `csr_inspection_current`). Ordering: none. Ownership: none (unretained).
+/// Thread safety: the calling thread's slot only.
+void csr_inspection_set_current(void *CSR_NULLABLE stage);
+
 #endif

@@ -224,27 +224,17 @@ enum _SignalInspection {
         pthread_setspecific(scopeDepthKey, UnsafeRawPointer(bitPattern: depth - 1))
     }
 
-    /// The calling thread's current stage while one of its subscriptions
-    /// runs its input's generator (unretained: the generator's closure holds
-    /// the stage meanwhile).
-    private static let currentKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
-        return key
-    }()
-
     /// Makes `stage` the thread's current stage; returns the previous one.
     static func enter(_ stage: _InspectedStage) -> _InspectedStage? {
-        let previous = pthread_getspecific(currentKey).map {
-            Unmanaged<_InspectedStage>.fromOpaque($0).takeUnretainedValue()
-        }
-        pthread_setspecific(currentKey, Unmanaged.passUnretained(stage).toOpaque())
+        // The thread's current stage is unretained: the generator's closure
+        // (or the delivering sink) holds it while it is current.
+        let previous = _inspectionCurrent.map { Unmanaged<_InspectedStage>.fromOpaque($0).takeUnretainedValue() }
+        _inspectionCurrent = Unmanaged.passUnretained(stage).toOpaque()
         return previous
     }
 
     static func leave(restoring previous: _InspectedStage?) {
-        pthread_setspecific(currentKey, previous.map { Unmanaged.passUnretained($0).toOpaque() })
+        _inspectionCurrent = previous.map { Unmanaged.passUnretained($0).toOpaque() }
     }
 
     /// While a stage delivers an event downstream, the thread's current
@@ -254,17 +244,14 @@ enum _SignalInspection {
     /// one that sent the event. Returns what `restore` puts back.
     @inline(__always)
     static func deliver(as stage: _InspectedStage?) -> UnsafeMutableRawPointer? {
-        let previous = pthread_getspecific(currentKey)
-        let current = stage.map { Unmanaged.passUnretained($0).toOpaque() }
-        if previous != current { pthread_setspecific(currentKey, current) }
+        let previous = _inspectionCurrent
+        _inspectionCurrent = stage.map { Unmanaged.passUnretained($0).toOpaque() }
         return previous
     }
 
     @inline(__always)
-    static func restore(_ previous: UnsafeMutableRawPointer?, after stage: _InspectedStage?) {
-        if previous != stage.map({ Unmanaged.passUnretained($0).toOpaque() }) {
-            pthread_setspecific(currentKey, previous)
-        }
+    static func restore(_ previous: UnsafeMutableRawPointer?) {
+        _inspectionCurrent = previous
     }
 }
 
@@ -496,20 +483,20 @@ struct _InspectingSink<T, E>: _InlineSink {
         hold.stage.recordEvent(hold.stage.values)
         let previous = _SignalInspection.deliver(as: subscribedBy)
         downstream.putNext(value)
-        _SignalInspection.restore(previous, after: subscribedBy)
+        _SignalInspection.restore(previous)
     }
 
     func putError(_ error: E) {
         hold.stage.recordEvent(hold.stage.errors)
         let previous = _SignalInspection.deliver(as: subscribedBy)
         downstream.putError(error)
-        _SignalInspection.restore(previous, after: subscribedBy)
+        _SignalInspection.restore(previous)
     }
 
     func putCompletion() {
         hold.stage.recordEvent(hold.stage.completions)
         let previous = _SignalInspection.deliver(as: subscribedBy)
         downstream.putCompletion()
-        _SignalInspection.restore(previous, after: subscribedBy)
+        _SignalInspection.restore(previous)
     }
 }

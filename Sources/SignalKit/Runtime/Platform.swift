@@ -22,3 +22,10 @@ func _pauseFor(nanoseconds: UInt64) {
         csr_cpu_pause(8)
     } while csr_monotonic_nanoseconds() &- start < nanoseconds
 }
+
+/// The calling thread's current inspected stage, unretained (see
+/// `csr_inspection_current`; used by `_SignalInspection`).
+var _inspectionCurrent: UnsafeMutableRawPointer? {
+    @inline(__always) get { csr_inspection_current() }
+    @inline(__always) set { csr_inspection_set_current(newValue) }
+}
