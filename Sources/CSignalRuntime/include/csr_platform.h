@@ -9,6 +9,8 @@
 
 #include "csr_config.h"
 
+CSR_ASSUME_NONNULL_BEGIN
+
 /// Whether the calling thread is the process's main thread. On Linux the
 /// answer (thread id == process id) costs a system call once per thread and
 /// is cached in thread-local storage afterwards.
@@ -42,5 +44,7 @@ void *CSR_NULLABLE csr_inspection_current(void);
 /// `csr_inspection_current`). Ordering: none. Ownership: none (unretained).
 /// Thread safety: the calling thread's slot only.
 void csr_inspection_set_current(void *CSR_NULLABLE stage);
+
+CSR_ASSUME_NONNULL_END
 
 #endif
