@@ -1,7 +1,13 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 #if Inspector
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -14,7 +20,11 @@ import Testing
 
 /// Sends `request` to 127.0.0.1:`port` and reads until the server closes.
 private func exchange(_ request: String, port: Int) throws -> String {
+    #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
     #expect(fd >= 0)
     defer { close(fd) }
     var address = sockaddr_in()
