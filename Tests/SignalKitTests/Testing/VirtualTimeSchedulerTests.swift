@@ -19,6 +19,33 @@ import Testing
         #expect(scheduler.now == 2)
     }
 
+    /// Many items with colliding deadlines, scheduled in a scrambled order
+    /// on several queues, and one scheduled while others run: they run in
+    /// (deadline, scheduling order), exactly as sorting them gives.
+    @Test func manyItemsRunInDeadlineThenSchedulingOrder() {
+        let scheduler = VirtualTimeScheduler()
+        let queues = (0..<3).map { scheduler.makeQueue(name: "q\($0)") }
+        let log = EventLog()
+        var scheduled: [(deadline: Int, order: Int)] = []
+        var seed: UInt64 = 42
+        for order in 0..<2_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let deadline = Int((seed >> 33) % 50)
+            scheduled.append((deadline, order))
+            queues[order % 3].after(Double(deadline)) { log.append("\(order)") }
+        }
+        // Scheduled last among the items due at 10, it schedules "late" for
+        // now: "late" runs right after it, before anything due at 11.
+        queues[0].after(10) { queues[1].after(0) { log.append("late") } }
+        scheduler.run()
+        let sorted = scheduled.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+        var expected = sorted.map { "\($0.order)" }
+        expected.insert("late", at: sorted.lastIndex { $0.deadline <= 10 }! + 1)
+        #expect(log.events == expected)
+        #expect(scheduler.pendingCount == 0)
+        #expect(scheduler.now == 49)
+    }
+
     @Test func advanceMovesTheClockEvenWhenIdle() {
         let scheduler = VirtualTimeScheduler()
         scheduler.advance(by: 3)
