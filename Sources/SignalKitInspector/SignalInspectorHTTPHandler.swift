@@ -47,20 +47,21 @@ public final class SignalInspectorHTTPHandler: ChannelInboundHandler, RemovableC
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        // HEAD is answered as GET without the body, so that its length is the GET's.
+        let isHead = head.method == .HEAD
         let answer =
-            SignalInspector.response(method: head.method.rawValue, path: head.uri, mountedAt: mount)
+            SignalInspector.response(method: isHead ? "GET" : head.method.rawValue, path: head.uri, mountedAt: mount)
             ?? SignalInspectorResponse(
                 status: 404, contentType: "text/plain; charset=utf-8", body: Array("not found\n".utf8),
                 extraHeaders: [])
         var headers = HTTPHeaders(answer.headers.map { ($0.name, $0.value) })
-        let length = head.method == .HEAD && answer.status == 200 ? fullLength(of: head) : answer.body.count
-        headers.add(name: "Content-Length", value: String(length))
+        headers.add(name: "Content-Length", value: String(answer.body.count))
         let keepAlive = head.isKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let responseHead = HTTPResponseHead(
             version: head.version, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-        if !answer.body.isEmpty {
+        if !isHead, !answer.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: answer.body)))), promise: nil)
         }
         if keepAlive {
@@ -69,11 +70,6 @@ public final class SignalInspectorHTTPHandler: ChannelInboundHandler, RemovableC
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
         }
-    }
-
-    /// The length a GET would have (HEAD answers it without the body).
-    private func fullLength(of head: HTTPRequestHead) -> Int {
-        SignalInspector.response(method: "GET", path: head.uri, mountedAt: mount)?.body.count ?? 0
     }
 }
 #endif

@@ -27,59 +27,14 @@ import Synchronization
 /// one thread at a time.
 public final class VirtualTimeScheduler: Sendable {
     private struct Item {
-        let deadline: Double
-        let sequence: UInt64
         let queue: ObjectIdentifier
         let work: _Work
     }
 
-    /// The scheduled items, a binary min-heap by (deadline, sequence): the
-    /// next one in O(log n). (A linear scan made one fuzzer input with
-    /// thousands of waiting deliveries take 16 s.)
-    private struct Timeline {
-        private var heap: [Item] = []
-
-        var count: Int { heap.count }
-        var first: Item? { heap.first }
-
-        /// Whether `a` runs before `b`: earlier deadline, then scheduled first.
-        private static func precedes(_ a: Item, _ b: Item) -> Bool {
-            a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence)
-        }
-
-        mutating func insert(_ item: Item) {
-            heap.append(item)
-            var child = heap.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard Self.precedes(heap[child], heap[parent]) else { break }
-                heap.swapAt(child, parent)
-                child = parent
-            }
-        }
-
-        /// Removes and returns the first item (the heap is not empty).
-        mutating func removeFirst() -> Item {
-            heap.swapAt(0, heap.count - 1)
-            let first = heap.removeLast()
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                guard left < heap.count else { break }
-                let right = left + 1
-                let child = right < heap.count && Self.precedes(heap[right], heap[left]) ? right : left
-                guard Self.precedes(heap[child], heap[parent]) else { break }
-                heap.swapAt(child, parent)
-                parent = child
-            }
-            return first
-        }
-    }
-
     private struct State {
         var now: Double = 0
-        var sequence: UInt64 = 0
-        var items = Timeline()
+        /// By deadline, then scheduling order: the next item in O(log n).
+        var items = _DeadlineHeap<Double, Item>()
         var current: [ObjectIdentifier] = []
     }
 
@@ -132,9 +87,8 @@ public final class VirtualTimeScheduler: Sendable {
 
     private func takeNext(notAfter limit: Double) -> Item? {
         state.withLock { state -> Item? in
-            guard let next = state.items.first, next.deadline <= limit else { return nil }
-            let item = state.items.removeFirst()
-            if item.deadline > state.now { state.now = item.deadline }
+            guard let (deadline, item) = state.items.popFirst(notAfter: limit) else { return nil }
+            if deadline > state.now { state.now = deadline }
             return item
         }
     }
@@ -156,10 +110,7 @@ public final class VirtualTimeScheduler: Sendable {
 
     fileprivate func schedule(_ work: _Work, on queue: ObjectIdentifier, after delay: Double) {
         state.withLock { state in
-            state.sequence += 1
-            state.items.insert(
-                Item(deadline: state.now + max(0, delay), sequence: state.sequence, queue: queue, work: work)
-            )
+            state.items.insert(Item(queue: queue, work: work), deadline: state.now + max(0, delay))
         }
     }
 }

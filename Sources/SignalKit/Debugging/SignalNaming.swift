@@ -78,14 +78,8 @@ enum _SignalNaming {
     /// the per-thread flag is not even looked at.
     static let scopes = Synchronization.Atomic<Int>(0)
 
-    /// The calling thread's scope depth (a pointer-sized integer stored as
-    /// the key's value).
-    private static let threadDepthKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
-        return key
-    }()
+    /// The calling thread's `withSignalNaming` depth.
+    private static let threadDepth = _ThreadDepth()
 
     /// Whether the environment variable `name` is set to anything but `0`
     /// or an empty string.
@@ -101,21 +95,37 @@ enum _SignalNaming {
     static var isOn: Bool {
         if flags.load(ordering: .relaxed) != 0 { return true }
         guard scopes.load(ordering: .relaxed) > 0 else { return false }
-        return threadDepth > 0
-    }
-
-    private static var threadDepth: Int {
-        Int(bitPattern: pthread_getspecific(threadDepthKey))
+        return threadDepth.value > 0
     }
 
     static func enterScope() {
-        pthread_setspecific(threadDepthKey, UnsafeRawPointer(bitPattern: threadDepth + 1))
+        threadDepth.add(1)
         scopes.add(1, ordering: .relaxed)
     }
 
     static func leaveScope() {
         scopes.subtract(1, ordering: .relaxed)
-        pthread_setspecific(threadDepthKey, UnsafeRawPointer(bitPattern: threadDepth - 1))
+        threadDepth.add(-1)
+    }
+}
+
+/// A nesting depth per thread (the `with…` scopes): a pointer-sized
+/// integer stored as a pthread key's value.
+struct _ThreadDepth: Sendable {
+    private let key: pthread_key_t
+
+    init() {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
+        self.key = key
+    }
+
+    /// The calling thread's depth (0 on a thread that never entered).
+    var value: Int { Int(bitPattern: pthread_getspecific(key)) }
+
+    func add(_ delta: Int) {
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: value + delta))
     }
 }
 

@@ -182,7 +182,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     let ring: _WorkRing
     private let wait: _RingWait
     /// The thread's pending timers. The dedicated thread only.
-    private nonisolated(unsafe) var timers = _TimerHeap()
+    private nonisolated(unsafe) var timers = _DeadlineHeap<UInt64, _DedicatedTimer>()
     private let cancellations = _CancelledTimerCount()
     /// Set once, by the first stop request; later work is refused.
     private let stopping = Synchronization.Atomic<Bool>(false)
@@ -264,9 +264,9 @@ final class _DedicatedThreadCore: @unchecked Sendable {
             // Due now: behind the work already scheduled, as Dispatch does.
             push(timer)
         } else if ring.isCurrent {
-            timers.insert(timer)
+            timers.insert(timer, deadline: timer.deadline)
         } else {
-            push(_ClosureWorkItem { [self] in timers.insert(timer) })
+            push(_ClosureWorkItem { [self] in timers.insert(timer, deadline: timer.deadline) })
         }
         return timer
     }
@@ -339,7 +339,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         // Stopping: timers not yet due never fire (their work is released
         // now, even where a caller still holds the timer); work already in
         // the ring (scheduled before the stop, or racing it) runs.
-        timers.cancelAll()
+        for timer in timers.removeAll() { timer.cancel() }
         lateDrain.withLock { _ in
             for item in ring.drain() where item !== stopItem {
                 countExecuted()
@@ -364,7 +364,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     /// timers when they are more than half of the heap.
     private func fireDueTimers() {
         let now = _monotonicNanoseconds()
-        while let timer = timers.popDue(now: now) {
+        while let timer = timers.popFirst(notAfter: now)?.element {
             if timer.isCancelled {
                 // It leaves the heap now: no pruning needed for it.
                 cancellations.subtract(1)
@@ -374,7 +374,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         }
         let cancelled = cancellations.value
         if cancelled >= 64, cancelled * 2 >= timers.count {
-            cancellations.subtract(timers.removeCancelled())
+            cancellations.subtract(timers.removeAll { $0.isCancelled })
         }
     }
 }
