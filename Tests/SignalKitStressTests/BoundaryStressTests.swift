@@ -205,6 +205,78 @@ extension StressSuite {
             #expect(TrackedObject.liveCount == live)
         }
 
+        /// Two threads send into one subscription at once (a misbehaving
+        /// source: the hop's producers then take turns) while the drain
+        /// follows the stream and the ring grows from its first size to the
+        /// limit. `blocking` drops nothing, so every value arrives exactly
+        /// once, each thread's in the order it sent them.
+        @Test func concurrentProducersIntoOneSubscriptionLoseNothing() {
+            concurrentProducers(.blocking(beyond: 48), name: "stress.boundary.producers.blocking", dropsNothing: true)
+        }
+
+        /// As above with `droppingOldest`: every value arrives at most once,
+        /// in its thread's order, and arrivals plus counted drops are every
+        /// value sent.
+        @Test func concurrentProducersIntoOneSubscriptionAccountForEveryValue() {
+            concurrentProducers(.droppingOldest(beyond: 40), name: "stress.boundary.producers.dropOldest", dropsNothing: false)
+        }
+
+        private func concurrentProducers(_ buffer: SignalBuffer<NoError>, name: String, dropsNothing: Bool) {
+            let check = LeakCheck()
+            let live = TrackedObject.liveCount
+            let perThread = 300
+            do {
+                let queue = Queue(name: "stress.boundary.producers")
+                let misordered = Atomic<Int>(0)
+                let received = Atomic<Int>(0)
+                let dropsBefore = SignalKitDebug.bufferStatistics().first { $0.name == name }?.drops ?? 0
+                var sent = 0
+                raceRounds(
+                    threads: 2,
+                    rounds: 300 * stressScale,
+                    setup: { _ -> Round in
+                        let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
+                        let last = Mutex<[String: Int]>([:])
+                        let signal = Signal<TrackedObject, NoError> { subscriber in
+                            source.withLock { $0 = subscriber }
+                            return EmptyDisposable
+                        }
+                        let handle = (signal |> named(name) |> deliverOn(queue, buffer: buffer)).start(next: { value in
+                            let parts = value.name.split(separator: "-")
+                            let (thread, index) = (String(parts[0]), Int(parts[1])!)
+                            let previous = last.withLock { seen in
+                                defer { seen[thread] = index }
+                                return seen[thread] ?? -1
+                            }
+                            if previous >= index { misordered.add(1, ordering: .relaxed) }
+                            received.add(1, ordering: .relaxed)
+                        })
+                        sent += 2 * perThread
+                        return UncheckedBox((source.withLock { $0 }!, handle))
+                    },
+                    body: { index, round in
+                        for value in 0..<perThread { round.value.0.putNext(TrackedObject("\(index)-\(value)")) }
+                    },
+                    check: { round in
+                        // Wait until every value is delivered or counted as dropped.
+                        let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+                        while DispatchTime.now().uptimeNanoseconds < deadline {
+                            let drops = (SignalKitDebug.bufferStatistics().first { $0.name == name }?.drops ?? 0) - dropsBefore
+                            if received.load(ordering: .relaxed) + Int(drops) >= sent { break }
+                            queue.sync {}
+                        }
+                        round.value.1.dispose()
+                    }
+                )
+                let drops = (SignalKitDebug.bufferStatistics().first { $0.name == name }?.drops ?? 0) - dropsBefore
+                #expect(misordered.load(ordering: .relaxed) == 0, "each thread's values in the order it sent them")
+                #expect(received.load(ordering: .relaxed) + Int(drops) == sent, "every value delivered once or dropped")
+                if dropsNothing { #expect(drops == 0) }
+            }
+            #expect(check.leaks() == nil)
+            #expect(TrackedObject.liveCount == live, "every value released exactly once")
+        }
+
         /// `SignalKitDebug.bufferStatistics()` reads every live buffer of a
         /// name (its depth) while other threads subscribe, fill, dispose and
         /// release buffers of that name: the statistics hold their buffers

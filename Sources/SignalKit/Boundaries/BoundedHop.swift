@@ -11,20 +11,46 @@ import Dispatch
 import Synchronization
 
 // The bounded hop: `deliverOn(queue, buffer:)` and `deliverOn(pool, buffer:)`
-// with a bounded policy. One subscription's values wait in a
-// `_BoundaryState` under a mutex; the first value of a burst schedules one
-// drain on the executor, which takes every waiting value at once (swapping
-// its emptied batch for the producer's buffer: no allocation per value once
-// both have grown) and delivers them, then the next batch, until nothing
-// waits. A drain that meets a stream (a first batch of `streamBatch` values or
-// more) follows it: it looks for more every 2 µs and lets the executor go
-// only after 20 µs without a value (or after `valuesPerDrain` values), so a
-// steady stream costs no wake-up and no allocation per burst. Work queued
-// behind the drain on the same queue waits for it: up to 20 µs longer than
-// the stream itself. The unbounded default keeps SwiftSignalKit's one block
-// per event (`_DeliverOnQueueSink`); this file is only for the bounded
-// policies. With a context propagation installed, the hop is built for
-// values paired with their senders' contexts (ContextCarrier.swift).
+// with a bounded policy. The unbounded default keeps SwiftSignalKit's one
+// block per event (`_DeliverOnQueueSink`); this file is only for the bounded
+// policies. With a context propagation installed, the hop is built for values
+// paired with their senders' contexts (ContextCarrier.swift).
+//
+// One subscription's values wait in a ring of its own (`slots`, a power of
+// two, grown by doubling up to the policy's limit): positions `head..<tail`,
+// counted from the subscription's start, slot `position & mask`.
+//
+// The producer's path takes no mutex. Producers are serialised by a spin lock
+// only they take (`producing`: one is the norm; several concurrent ones, a
+// misbehaving source, stay safe and wait for each other). While the ring has
+// room by the policy, a send is: the spin lock, a check against its own copy
+// of `head` (re-read only when the ring looks full), the value moved into its
+// slot, `tail` stored (release), one add on `pending`, the spin lock released.
+// Nothing the consumer writes per value is read there, so in a stream the
+// cache lines cross between the cores once per batch, not per value.
+//
+// `pending` says who drains: it counts the values sent and not yet delivered,
+// plus one for a queued terminal event, plus one while a drain follows a
+// stream (its "token"). Whoever raises it from 0 schedules the one drain; only
+// that drain lowers it, after delivering, and a drain that brings it to 0
+// ends. So one drain runs at a time, none is missed (both sides change one
+// word with read-modify-writes, which are totally ordered), and a burst costs
+// one block on the executor, not one per value.
+//
+// Everything else takes the mutex, besides or instead of the spin lock: the
+// consumer taking a batch (it moves the values out of the ring and advances
+// `head`), and the producer's rare paths: a full ring (grown, or the policy
+// applied: drop the newest, drop the oldest, fail, block), the terminal event
+// and disposal. The producer's own writes (`tail`, the slot at `tail`) never
+// touch a slot the consumer is moving out: a slot is written only while the
+// ring has room, i.e. after the consumer advanced `head` past it.
+//
+// A drain that meets a stream (a batch of `streamBatch` values or more)
+// follows it: it keeps its token in `pending`, looks for more every 2 µs and
+// gives the token back (ending, if nothing came) only after 20 µs without a
+// value, or yields its executor after `valuesPerDrain` values. Work queued
+// behind the drain on the same queue waits for it: up to 20 µs longer than the
+// stream itself (the order difference the back-pressure article describes).
 
 /// Where a hop's drain runs.
 enum _HopExecutor: Sendable {
@@ -32,64 +58,293 @@ enum _HopExecutor: Sendable {
     case pool(ThreadPoolQueue)
 }
 
-/// One subscription through a bounded `deliverOn`.
+/// One subscription through a bounded `deliverOn` (see the file header).
 ///
-/// `@unchecked Sendable`: `drainThread` is guarded by `mutex`; the rest as
-/// `_DrainedBoundary`.
-final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Disposable, @unchecked Sendable {
+/// `@unchecked Sendable`: the ring's storage (`slots`, `mask`) changes only
+/// with both `producing` and `mutex` held, and is read with either; the
+/// slots are written by the producer holding `producing` (at `tail`, while
+/// there is room) and moved out under `mutex` (before `head`); `cachedHead`
+/// and `maximumDepth` are the producers' (under `producing`); the fields
+/// marked "guarded by `mutex`" are; `batch` and `resumesStreaming` are the
+/// one drain's; the rest is atomic or immutable.
+final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<T, E>
     private let executor: _HopExecutor
+    /// The upstream subscription's handle.
+    let upstream = MetaDisposable()
+    private let policy: SignalBuffer<E>
+    /// `policy` in the fixed-layout form of the per-value path.
+    private let rule: _OverflowRule<E>
+    private let counters: _BufferCounters
 
-    /// The thread running the drain, while one runs (guarded by `mutex`): a
-    /// blocking producer on it would wait for itself.
-    private nonisolated(unsafe) var drainThread: pthread_t?
-    /// `state.draining`, as the producer last set it or the drain cleared it:
-    /// a hint that spares the inline rule's `isCurrent()` per value (a
-    /// producer on the queue reads it exactly, being serial with the drain).
-    private let draining = Synchronization.Atomic<Bool>(false)
+    /// Serialises producers (and the rare paths that need no producer in
+    /// between: the terminal event, disposal). Never held while user code runs.
+    private let producing = _SpinLock()
+    /// Adaptive: the consumer takes it once per batch, a producer only when
+    /// the ring is full, for a terminal event or a disposal.
+    private let mutex = _Mutex(adaptive: true)
+    private let condition = _Condition()
+
+    @exclusivity(unchecked) private nonisolated(unsafe) var slots: UnsafeMutablePointer<T>
+    /// The ring's size less one (the size is a power of two).
+    @exclusivity(unchecked) private nonisolated(unsafe) var mask: Int
+    /// The next position a value goes to; advanced under `producing`.
+    private let tail = Synchronization.Atomic<Int>(0)
+    /// The producers' copy of `head`, at most `head`: the ring has at least
+    /// as much room as it says.
+    @exclusivity(unchecked) private nonisolated(unsafe) var cachedHead = 0
+    /// The most values that waited at once (the producers' count).
+    @exclusivity(unchecked) private nonisolated(unsafe) var maximumDepth = 0
+    /// No more values are taken: a terminal event was queued, the policy
+    /// overflowed, or the subscription was disposed (set under `producing`).
+    private let stopped = Synchronization.Atomic<Bool>(false)
+
+    // `pending` on a cache line of its own: the drain reads it per look and
+    // lowers it per batch, the producer raises it per value; the producer's
+    // other per-value fields (above) and the consumer's (below) stay off it.
+    private let padBeforePending: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// Who drains (see the file header).
+    private let pending = Synchronization.Atomic<Int>(0)
+    private let padAfterPending: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// The oldest waiting value's position; advanced under `mutex`.
+    private let head = Synchronization.Atomic<Int>(0)
+    /// The drain stops delivering values at once: disposal or a `failing`
+    /// overflow (read per value, without a lock).
+    private let valuesStopped = Synchronization.Atomic<Bool>(false)
+    /// The terminal event, once queued and not yet taken (guarded by `mutex`).
+    @exclusivity(unchecked) private nonisolated(unsafe) var terminalBox: _BoundaryTerminalBox<E>?
+    /// Guarded by `mutex`.
+    @exclusivity(unchecked) private nonisolated(unsafe) var disposed = false
+    /// Values counted in `pending` that a disposal or an overflow took out of
+    /// the ring: the drain subtracts them (guarded by `mutex`).
+    @exclusivity(unchecked) private nonisolated(unsafe) var discounted = 0
+    /// Producers waiting for room (`blocking`; guarded by `mutex`).
+    @exclusivity(unchecked) private nonisolated(unsafe) var blockedProducers = 0
+    /// The thread running the drain, while it delivers (guarded by `mutex`):
+    /// a blocking producer on it would wait for itself.
+    @exclusivity(unchecked) private nonisolated(unsafe) var drainThread: pthread_t?
+
+    /// The values the drain is delivering (the drain's own).
+    @exclusivity(unchecked) private nonisolated(unsafe) var batch = _FIFO<T>()
+    /// Whether the drain that yielded its executor was following a stream
+    /// (its continuation keeps the token and goes on following it).
+    @exclusivity(unchecked) private nonisolated(unsafe) var resumesStreaming = false
+
+    /// The ring's first size: small, so that a quiet subscription with a
+    /// large limit costs little; it doubles as values wait, up to the limit.
+    static var initialSlots: Int { 16 }
 
     init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.downstream = downstream
         self.executor = executor
-        super.init(policy: policy, counters: counters)
+        self.policy = policy
+        self.counters = counters
+        rule = _OverflowRule(policy)
+        var size = 1
+        while size < min(policy.capacity, Self.initialSlots) { size &<<= 1 }
+        slots = _allocateFIFOSlots(of: T.self, capacity: size)
+        mask = size &- 1
+        counters.register(self)
     }
 
-    // MARK: Producer side (the upstream's thread, serial)
+    deinit {
+        counters.unregister(ObjectIdentifier(self))
+        var position = head.load(ordering: .relaxed)
+        let end = tail.load(ordering: .relaxed)
+        while position != end {
+            (slots + (position & mask)).deinitialize(count: 1)
+            position &+= 1
+        }
+        slots.deallocate()
+        condition.destroy()
+        mutex.destroy()
+    }
+
+    var waitingCount: Int {
+        mutex.withLock { tail.load(ordering: .acquiring) &- head.load(ordering: .relaxed) }
+    }
+
+    // MARK: Producer side
 
     func putNext(_ value: T) {
-        // `draining` is read first: while a burst waits or drains (the steady
-        // state under load) the value is queued without asking the queue
-        // whether it is current.
-        if case .queue(let queue) = executor, !draining.load(ordering: .acquiring), queue.isCurrent() {
-            // The inline rule: on the queue already, with nothing waiting,
-            // the value is delivered now (as the unbounded hop does).
-            mutex.lock()
-            if state.isIdle {
-                mutex.unlock()
-                downstream.putNext(value)
+        producing.lock()
+        if stopped.load(ordering: .relaxed) {
+            producing.unlock()
+            return  // refused: the value is released here, uncounted
+        }
+        let position = tail.load(ordering: .relaxed)
+        if position &- cachedHead >= rule.capacity || position &- cachedHead > mask {
+            cachedHead = head.load(ordering: .acquiring)
+            if position &- cachedHead >= rule.capacity || position &- cachedHead > mask {
+                // Full by the policy, or the ring must grow: `offerSlowly`
+                // releases `producing`.
+                offerSlowly(value, at: position)
                 return
             }
-            mutex.unlock()
         }
-        // A closure, not the method itself: a method reference retains the
-        // hop per value.
-        offerValue(value, consumerName: executorName, isConsumer: { producerIsConsumer() })
+        (slots + (position & mask)).initialize(to: value)
+        tail.store(position &+ 1, ordering: .releasing)
+        let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        if position &+ 1 &- cachedHead > maximumDepth { raiseMaximumDepth(position &+ 1) }
+        producing.unlock()
+        if before == 0 { startDrain() }
+    }
+
+    /// A depth above the maximum, by the producers' copy of `head`: measured
+    /// exactly, and recorded if it is one (under `producing`).
+    private func raiseMaximumDepth(_ end: Int) {
+        cachedHead = head.load(ordering: .acquiring)
+        let depth = end &- cachedHead
+        if depth > maximumDepth {
+            maximumDepth = depth
+            counters.recordDepth(depth)
+        }
+    }
+
+    /// A value that found the ring full by the policy or by its size, at
+    /// `position` (== `tail`). Called with `producing` held; releases it.
+    private func offerSlowly(_ value: T, at position: Int) {
+        mutex.lock()
+        // `head` moves only under the mutex: exact now.
+        let oldest = head.load(ordering: .relaxed)
+        cachedHead = oldest
+        if position &- oldest < rule.capacity {
+            if position &- oldest > mask { grow(oldest: oldest, end: position) }
+            (slots + (position & mask)).initialize(to: value)
+            tail.store(position &+ 1, ordering: .releasing)
+            let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+            mutex.unlock()
+            if position &+ 1 &- oldest > maximumDepth { raiseMaximumDepth(position &+ 1) }
+            producing.unlock()
+            if before == 0 { startDrain() }
+            return
+        }
+        switch rule.action {
+        case .keep:
+            // An unbounded policy never reaches the bounded hop (`deliverOn` keeps the unbounded one for it).
+            preconditionFailure("SignalKit: the bounded hop was given an unbounded policy")  // invariant
+        case .dropNewest:
+            mutex.unlock()
+            producing.unlock()
+            counters.recordDrops(1)
+            withExtendedLifetime(value) {}
+        case .dropOldest:
+            // The oldest waiting value leaves; the new one takes the last
+            // place. `pending` counts both: it does not change.
+            let dropped = (slots + (oldest & mask)).move()
+            head.store(oldest &+ 1, ordering: .releasing)
+            cachedHead = oldest &+ 1
+            (slots + (position & mask)).initialize(to: value)
+            tail.store(position &+ 1, ordering: .releasing)
+            mutex.unlock()
+            producing.unlock()
+            counters.recordDrops(1)
+            // Released here, outside the locks: a deinit may send to the signal.
+            withExtendedLifetime(dropped) {}
+        case .fail:
+            // The subscription ends with the policy's error, which waits as
+            // the terminal event; the waiting values and this one are dropped.
+            stopped.store(true, ordering: .relaxed)
+            valuesStopped.store(true, ordering: .releasing)
+            terminalBox = rule.failure
+            let overflow = takeWaitingLocked(oldest: oldest, end: position)
+            let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+            mutex.unlock()
+            producing.unlock()
+            counters.recordOverflow()
+            counters.recordDrops(overflow.count &+ 1)
+            withExtendedLifetime(overflow) {}
+            withExtendedLifetime(value) {}
+            if before == 0 { scheduleDrain() }
+            upstream.dispose()
+        case .block:
+            if producerIsConsumer() {
+                mutex.unlock()
+                producing.unlock()
+                withExtendedLifetime(value) {}
+                _signalKitMisuse(
+                    "SignalBuffer.blocking: a value was sent into a full buffer from the \(executorName) that empties "
+                        + "it; waiting for room would deadlock (the consumer cannot run while its producer waits). Send "
+                        + "from another thread, or choose a dropping or failing policy for this boundary"
+                )
+            }
+            // Other producers may go on while this one waits: they find the
+            // ring full too, and wait beside it.
+            producing.unlock()
+            blockedProducers &+= 1
+            counters.recordBlockedSend()
+            condition.wait(mutex)
+            blockedProducers &-= 1
+            let dropped = disposed
+            mutex.unlock()
+            if dropped {
+                counters.recordDrops(1)
+                withExtendedLifetime(value) {}
+            } else {
+                putNext(value)
+            }
+        }
+    }
+
+    /// Doubles the ring (not beyond what the policy's limit needs), the
+    /// waiting values `oldest..<end` moved to their slots in the new one.
+    /// Called with `producing` and `mutex` held.
+    private func grow(oldest: Int, end: Int) {
+        let size = (mask &+ 1) &* 2
+        let larger = _allocateFIFOSlots(of: T.self, capacity: size)
+        var position = oldest
+        while position != end {
+            (larger + (position & (size &- 1))).moveInitialize(from: slots + (position & mask), count: 1)
+            position &+= 1
+        }
+        slots.deallocate()
+        slots = larger
+        mask = size &- 1
+    }
+
+    /// Moves the waiting values `oldest..<end` out of the ring (to be released
+    /// after unlocking) and counts them for the drain to subtract. Called with
+    /// `producing` and `mutex` held.
+    private func takeWaitingLocked(oldest: Int, end: Int) -> _FIFO<T> {
+        var taken = _FIFO<T>()
+        var position = oldest
+        while position != end {
+            taken.append((slots + (position & mask)).move())
+            position &+= 1
+        }
+        head.store(end, ordering: .releasing)
+        cachedHead = end
+        discounted &+= end &- oldest
+        return taken
     }
 
     func putTerminal(_ event: _BoundaryTerminal<E>) {
-        if case .queue(let queue) = executor, queue.isCurrent() {
-            mutex.lock()
-            if state.isIdle {
-                // Inline, as a value (and nothing can follow it).
-                state.stopped = true
-                state.draining = true
-                mutex.unlock()
-                deliver(event)
-                return
-            }
+        producing.lock()
+        mutex.lock()
+        guard !stopped.load(ordering: .relaxed) else {
+            // The subscription ended before it: the event is dropped.
             mutex.unlock()
+            producing.unlock()
+            return
         }
-        offerTerminal(event)
+        stopped.store(true, ordering: .relaxed)
+        let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        let inline: Bool
+        if before == 0, case .queue(let queue) = executor, queue.isCurrent() {
+            // On the queue with nothing waiting: delivered now, as a value
+            // is. `pending` keeps the 1: no drain is ever scheduled again.
+            inline = true
+        } else {
+            terminalBox = _BoundaryTerminalBox(event)
+            inline = false
+        }
+        mutex.unlock()
+        producing.unlock()
+        if inline {
+            deliver(event)
+        } else if before == 0 {
+            scheduleDrain()
+        }
     }
 
     /// Whether the calling thread is the one that must empty the buffer: the
@@ -109,19 +364,29 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
 
     // MARK: Consumer side (the executor, one drain at a time)
 
-    override func scheduleDrain() {
-        draining.store(true, ordering: .releasing)
+    /// Starts the drain of a burst (the caller raised `pending` from 0). On
+    /// the hop's own queue it runs now, so a value sent there with nothing
+    /// waiting is delivered inline (as the unbounded hop does).
+    private func startDrain() {
+        if case .queue(let queue) = executor, queue.isCurrent() {
+            drain(followsStreams: false)
+        } else {
+            scheduleDrain()
+        }
+    }
+
+    private func scheduleDrain() {
         switch executor {
         case .queue(let queue):
             if let dispatchQueue = queue._dispatchQueue {
                 // A block literal: one allocation per burst.
-                dispatchQueue.async { self.drain() }
+                dispatchQueue.async { self.drain(followsStreams: true) }
             } else {
                 // No context: a drain delivers several senders' values.
-                queue._justDispatch { self.drain() }
+                queue._justDispatch { self.drain(followsStreams: true) }
             }
         case .pool(let lane):
-            lane.addTask(ThreadPoolTask(capturingContext: false) { _ in self.drain() })
+            lane.addTask(ThreadPoolTask(capturingContext: false) { _ in self.drain(followsStreams: true) })
         }
     }
 
@@ -137,72 +402,146 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
     /// cost before); the window is spent once per stream, at its end.
     static var streamWindowNanoseconds: UInt64 { 20_000 }
     /// While it follows a stream, the drain waits this long before each
-    /// look (the lock and the state's cache lines then move between the two
-    /// cores once per interval, not once per value, and the values of an
-    /// interval come in one batch).
+    /// look (the state's cache lines then move between the two cores once
+    /// per interval, not once per value, and the values of an interval come
+    /// in one batch).
     static var streamIntervalNanoseconds: UInt64 { 2_000 }
 
     /// Values one drain delivers before it yields its executor (scheduling
     /// its continuation behind the work queued meanwhile).
     static var valuesPerDrain: Int { 4_096 }
 
-    /// Whether the drain that yielded its executor was following a stream
-    /// (its continuation goes on following it). Touched only by the one
-    /// drain.
-    private nonisolated(unsafe) var resumesStreaming = false
+    /// What the drain found under the mutex.
+    private enum Step {
+        /// `count` values moved into the batch.
+        case values(count: Int)
+        case terminal(_BoundaryTerminalBox<E>)
+        /// Nothing to deliver.
+        case nothing
+        /// Disposed: the drain ends and keeps its share of `pending` (no
+        /// drain is ever scheduled again).
+        case disposed
+    }
 
-    private func drain() {
+    /// Delivers until `pending` falls to 0 (or `valuesPerDrain` values, then
+    /// goes on in a new block). `followsStreams`: false for the inline drain
+    /// on the producer's own thread, which never waits for more.
+    private func drain(followsStreams: Bool) {
         var delivered = 0
-        // While `streaming`, an empty buffer does not end the drain: it looks
-        // again every `streamIntervalNanoseconds`, until
-        // `streamWindowNanoseconds` pass without a value.
-        var streaming = resumesStreaming
+        // While the drain holds the token (follows a stream), an empty ring
+        // does not end it: it looks again every `streamIntervalNanoseconds`,
+        // until `streamWindowNanoseconds` pass without a value.
+        // A continuation inherits its predecessor's token (a new drain has none).
+        var token = resumesStreaming ? 1 : 0
+        resumesStreaming = false
         var idleSince: UInt64 = 0
         while delivered < Self.valuesPerDrain {
-            if streaming {
+            if token == 1 {
                 _pauseFor(nanoseconds: Self.streamIntervalNanoseconds)
-            }
-            mutex.lock()
-            if streaming && !state.hasWork {
-                mutex.unlock()
-                let now = _monotonicNanoseconds()
-                if idleSince == 0 {
-                    idleSince = now
-                } else if now &- idleSince >= Self.streamWindowNanoseconds {
-                    streaming = false
+                // Only the token: nothing sent, nothing queued (a disposal
+                // sets `valuesStopped`).
+                if pending.load(ordering: .acquiring) == 1 && !valuesStopped.load(ordering: .acquiring) {
+                    let now = _monotonicNanoseconds()
+                    if idleSince == 0 {
+                        idleSince = now
+                        continue
+                    } else if now &- idleSince < Self.streamWindowNanoseconds {
+                        continue
+                    }
+                    // The window passed: give the token back.
+                    token = 0
+                    if pending.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 { return }
+                    idleSince = 0
+                    continue
                 }
-                continue
             }
             idleSince = 0
-            let step = state.take(into: &batch)
-            switch step {
-            case .values:
-                drainThread = pthread_self()
-                wakeBlockedProducersLocked()
-            case .idle:
-                drainThread = nil
-                draining.store(false, ordering: .releasing)
-            case .terminal:
-                drainThread = nil
-            }
+            mutex.lock()
+            let (step, owed) = takeLocked(token: token)
             mutex.unlock()
             switch step {
-            case .idle:
+            case .disposed:
                 return
             case .terminal(let box):
+                // `pending` keeps the terminal's 1: no drain is ever
+                // scheduled again.
                 deliver(box.event)
                 return
-            case .values:
-                delivered += batch.count
-                if batch.count >= Self.streamBatch { streaming = true }
-                deliverBatch(downstream.putNext)
+            case .nothing:
+                // A drain runs only while `pending` counts something: with no
+                // token, nothing to take and no terminal event, it counts
+                // values others took out of the ring, now owed.
+                precondition(token == 1 || owed > 0, "SignalKit: a bounded hop's drain found nothing it owns")  // invariant
+                if owed > 0, pending.wrappingSubtract(owed, ordering: .acquiringAndReleasing).newValue == 0 { return }
+            case .values(let count):
+                delivered &+= count
+                var owed = owed
+                if token == 0 && followsStreams && count >= Self.streamBatch {
+                    // A stream: keep one of the batch's count as the token.
+                    token = 1
+                    owed &-= 1
+                }
+                deliverBatch()
+                if pending.wrappingSubtract(owed, ordering: .acquiringAndReleasing).newValue == 0 { return }
             }
         }
-        resumesStreaming = streaming
-        // More is waiting: yield the queue to the work queued meanwhile and
-        // go on in a new block (the drain stays scheduled).
+        resumesStreaming = token == 1
+        // More is waiting (or the stream goes on): yield the executor to the
+        // work queued meanwhile and go on in a new block, which inherits
+        // this drain's share of `pending`.
         mutex.withLock { drainThread = nil }
         scheduleDrain()
+    }
+
+    /// Takes what the drain delivers next, and what it owes `pending` for it
+    /// (the values taken plus those others took out of the ring). Called
+    /// with the mutex held, by the one drain.
+    private func takeLocked(token: Int) -> (Step, owed: Int) {
+        if disposed {
+            drainThread = nil
+            return (.disposed, 0)
+        }
+        let counted = pending.load(ordering: .acquiring)
+        let available = counted &- token &- (terminalBox == nil ? 0 : 1) &- discounted
+        var owed = discounted
+        discounted = 0
+        if available > 0 {
+            // Every counted value is in the ring: its producer stored it and
+            // `tail` before its add on `pending`.
+            let oldest = head.load(ordering: .relaxed)
+            for position in oldest..<(oldest &+ available) {
+                batch.append((slots + (position & mask)).move())
+            }
+            head.store(oldest &+ available, ordering: .releasing)
+            owed &+= available
+            drainThread = pthread_self()
+            if blockedProducers > 0 { condition.broadcast() }
+            return (.values(count: available), owed)
+        }
+        drainThread = nil
+        if let box = terminalBox {
+            terminalBox = nil
+            return (.terminal(box), owed)
+        }
+        return (.nothing, owed)
+    }
+
+    /// Delivers the batch in order; stops (dropping the rest) once the values
+    /// are stopped: an overflow's drops are counted, a disposal's are not.
+    private func deliverBatch() {
+        // `removeFirst`, not `popFirst`: no `Optional<T>` per value (see
+        // BoundaryState.swift).
+        while !batch.isEmpty {
+            let value = batch.removeFirst()
+            if valuesStopped.load(ordering: .acquiring) {
+                let disposed = mutex.withLock { self.disposed }
+                if !disposed { counters.recordDrops(batch.count &+ 1) }
+                withExtendedLifetime(value) {}
+                while !batch.isEmpty { _ = batch.removeFirst() }
+                return
+            }
+            downstream.putNext(value)
+        }
     }
 
     private func deliver(_ event: _BoundaryTerminal<E>) {
@@ -216,7 +555,23 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Dispo
 
     func dispose() {
         valuesStopped.store(true, ordering: .releasing)
-        disposeBuffer()
+        producing.lock()
+        mutex.lock()
+        let dropped: _FIFO<T>
+        if disposed {
+            dropped = _FIFO()
+        } else {
+            stopped.store(true, ordering: .relaxed)
+            disposed = true
+            terminalBox = nil
+            dropped = takeWaitingLocked(oldest: head.load(ordering: .relaxed), end: tail.load(ordering: .relaxed))
+            if blockedProducers > 0 { condition.broadcast() }
+        }
+        mutex.unlock()
+        producing.unlock()
+        // Released here, outside the locks: a deinit may send to the signal.
+        withExtendedLifetime(dropped) {}
+        counters.unregister(ObjectIdentifier(self))
         upstream.dispose()
     }
 }
