@@ -65,7 +65,7 @@ enum _HopExecutor: Sendable {
 /// slots are written by the producer holding `producing` (at `tail`, while
 /// there is room) and moved out under `mutex` (before `head`); `cachedHead`
 /// and `maximumDepth` are the producers' (under `producing`); the fields
-/// marked "guarded by `mutex`" are; `batch` and `resumesStreaming` are the
+/// marked "guarded by `mutex`" are; `batch`, `batchCapacity` and `resumesStreaming` are the
 /// one drain's; the rest is atomic or immutable.
 final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<T, E>
@@ -124,8 +124,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// a blocking producer on it would wait for itself.
     @exclusivity(unchecked) private nonisolated(unsafe) var drainThread: pthread_t?
 
-    /// The values the drain is delivering (the drain's own).
-    @exclusivity(unchecked) private nonisolated(unsafe) var batch = _FIFO<T>()
+    /// The values the drain is delivering, `batchCount` of them from the
+    /// start, moved out of the ring in at most two block moves (the drain's
+    /// own; grown to the ring's size when a batch needs it).
+    @exclusivity(unchecked) private nonisolated(unsafe) var batch: UnsafeMutablePointer<T>
+    @exclusivity(unchecked) private nonisolated(unsafe) var batchCapacity: Int
     /// Whether the drain that yielded its executor was following a stream
     /// (its continuation keeps the token and goes on following it).
     @exclusivity(unchecked) private nonisolated(unsafe) var resumesStreaming = false
@@ -144,6 +147,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         while size < min(policy.capacity, Self.initialSlots) { size &<<= 1 }
         slots = _allocateFIFOSlots(of: T.self, capacity: size)
         mask = size &- 1
+        batch = _allocateFIFOSlots(of: T.self, capacity: size)
+        batchCapacity = size
         counters.register(self)
     }
 
@@ -156,6 +161,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             position &+= 1
         }
         slots.deallocate()
+        batch.deallocate()
         condition.destroy()
         mutex.destroy()
     }
@@ -481,7 +487,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
                     token = 1
                     owed &-= 1
                 }
-                deliverBatch()
+                deliverBatch(count: count)
                 if pending.wrappingSubtract(owed, ordering: .acquiringAndReleasing).newValue == 0 { return }
             }
         }
@@ -509,9 +515,16 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             // Every counted value is in the ring: its producer stored it and
             // `tail` before its add on `pending`.
             let oldest = head.load(ordering: .relaxed)
-            for position in oldest..<(oldest &+ available) {
-                batch.append((slots + (position & mask)).move())
+            if available > batchCapacity {
+                batch.deallocate()
+                batchCapacity = mask &+ 1
+                batch = _allocateFIFOSlots(of: T.self, capacity: batchCapacity)
             }
+            // Two block moves at most: up to the ring's end, then from its start.
+            let start = oldest & mask
+            let first = min(available, mask &+ 1 &- start)
+            batch.moveInitialize(from: slots + start, count: first)
+            if first < available { (batch + first).moveInitialize(from: slots, count: available &- first) }
             head.store(oldest &+ available, ordering: .releasing)
             owed &+= available
             drainThread = pthread_self()
@@ -526,18 +539,19 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         return (.nothing, owed)
     }
 
-    /// Delivers the batch in order; stops (dropping the rest) once the values
-    /// are stopped: an overflow's drops are counted, a disposal's are not.
-    private func deliverBatch() {
-        // `removeFirst`, not `popFirst`: no `Optional<T>` per value (see
-        // BoundaryState.swift).
-        while !batch.isEmpty {
-            let value = batch.removeFirst()
+    /// Delivers the batch's `count` values in order; stops (dropping the
+    /// rest) once the values are stopped: an overflow's drops are counted, a
+    /// disposal's are not.
+    private func deliverBatch(count: Int) {
+        var index = 0
+        while index < count {
+            let value = (batch + index).move()
+            index &+= 1
             if valuesStopped.load(ordering: .acquiring) {
                 let disposed = mutex.withLock { self.disposed }
-                if !disposed { counters.recordDrops(batch.count &+ 1) }
+                if !disposed { counters.recordDrops(count &- index &+ 1) }
                 withExtendedLifetime(value) {}
-                while !batch.isEmpty { _ = batch.removeFirst() }
+                (batch + index).deinitialize(count: count &- index)
                 return
             }
             downstream.putNext(value)
