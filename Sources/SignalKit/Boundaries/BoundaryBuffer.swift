@@ -13,7 +13,8 @@ import Synchronization
 // mutex, the policy applied to each value (drops counted and released
 // outside the lock, the `blocking` wait and its deadlock check, the
 // `failing` overflow), the depth the statistics read, and disposal. The
-// owners (`_BoundedHop`, `_BoundedQueue`) add the consumer.
+// owners (`_BoundedQueue`, the actor delivery, the values iteration) add the
+// consumer. The bounded hop (BoundedHop.swift) has a ring of its own.
 
 /// A pthread condition variable in C-allocated storage, waited on with a
 /// `_Mutex` (its address must be stable, which a stored property's is not).
@@ -180,8 +181,8 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     }
 }
 
-/// A bounded buffer emptied by drains on an executor (the queue and pool
-/// hop, the actor delivery) or by a task (`_TaskDrainedBuffer`): the producer side that starts a drain per
+/// A bounded buffer emptied by drains on an executor (the actor delivery)
+/// or by a task (`_TaskDrainedBuffer`): the producer side that starts a drain per
 /// burst, the drain's batch and its delivery, and the stop flag a disposal
 /// or a `failing` overflow sets. A subclass says how a drain is scheduled
 /// (`scheduleDrain`) and runs it, taking batches with `state.take(into:

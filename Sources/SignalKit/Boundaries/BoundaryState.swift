@@ -3,8 +3,9 @@
 // The buffer of one bounded boundary's subscription, as a state machine kept
 // under its owner's lock: what a producer's value does to it (by policy),
 // what a terminal event does, and what the consumer takes. The owners (the
-// queue and pool hop, the actor delivery, the async iteration) add the lock,
-// the executor and the consumer.
+// bounded mapToQueue and delayEvents, the actor delivery, the async
+// iteration) add the lock, the executor and the consumer. (The bounded
+// `deliverOn` keeps a ring of its own: BoundedHop.swift.)
 
 // Not specialised: SignalKit's generic code runs for the user's value type
 // without being specialised for it. Such code pays a runtime metadata lookup
