@@ -186,7 +186,7 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
         let makeSignal = self.makeSignal
         router.registerHandler(
             forMethod: method.descriptor,
-            deserializer: method.requestDeserializer,
+            deserializer: _RequestDecoding(method.requestDeserializer),
             serializer: method.valueSerializer
         ) { request, serverContext in
             let single = try await ServerRequest(stream: request)
@@ -199,6 +199,31 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
                 StreamingServerResponse(
                     signal: makeSignal(single.message), buffer: buffer, errorStatus: errorStatus, holding: ticket)
             }
+        }
+    }
+}
+
+/// A method's request deserializer whose failures end the call with
+/// `invalidArgument` (a malformed message is the caller's fault, whatever the
+/// decoder throws); an `RPCError` it throws keeps its code.
+struct _RequestDecoding<Request>: MessageDeserializer {
+    let decoder: any MessageDeserializer<Request>
+
+    init(_ decoder: any MessageDeserializer<Request>) {
+        self.decoder = decoder
+    }
+
+    func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Request {
+        do {
+            return try decoder.deserialize(serializedMessageBytes)
+        } catch let error as RPCError {
+            throw error
+        } catch {
+            throw RPCError(
+                code: .invalidArgument,
+                message:
+                    "SignalKitGRPC: the request message could not be decoded (\(serializedMessageBytes.count) bytes): \(error)"
+            )
         }
     }
 }

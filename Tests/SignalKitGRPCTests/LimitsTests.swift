@@ -26,6 +26,18 @@ struct BearerTokenInterceptor: ServerInterceptor {
     }
 }
 
+/// Sends its bytes as they are (a client that makes up its own request messages).
+struct RawBytesSerializer: MessageSerializer {
+    func serialize<Bytes: GRPCContiguousBytes>(_ message: [UInt8]) throws -> Bytes { Bytes(message) }
+}
+
+/// Reads a message's bytes as they are.
+struct RawBytesDeserializer: MessageDeserializer {
+    func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> [UInt8] {
+        serializedMessageBytes.withUnsafeBytes { Array($0) }
+    }
+}
+
 /// What a hostile client does to a served signal: open calls without end,
 /// send oversized requests, call without credentials.
 extension GRPCSuite {
@@ -149,6 +161,63 @@ extension GRPCSuite {
                 // Only the small request's signal was ever subscribed.
                 #expect(serverLog.events.allSatisfy { $0.hasPrefix("blob 5.") })
                 #expect(serverLog.events.first == "blob 5.subscribe")
+            }
+        }
+
+        /// Request messages a hostile client makes up (truncated, of the
+        /// wrong type, deeply nested, not UTF-8, random bytes from a fixed
+        /// seed) each end their call with `invalidArgument`, nothing is made
+        /// or subscribed, and the server serves a well-formed call after them.
+        @Test func malformedRequestsEndTheCallWithInvalidArgument() async throws {
+            try await leakChecked {
+                let pipe = ValuePipe<Int>()
+                let serverLog = EventLog()
+                var service = RemoteSignalService()
+                service.serve(Methods.ints) { request in logged(pipe.signal(), "feed \(request)", serverLog) }
+                let server = try await TestServer.start(service)
+                let raw = RemoteSignalMethod<[UInt8], Int>(
+                    descriptor: Methods.ints.descriptor,
+                    requestSerializer: RawBytesSerializer(),
+                    requestDeserializer: RawBytesDeserializer(),
+                    valueSerializer: JSONMessageSerializer<Int>(),
+                    valueDeserializer: JSONMessageDeserializer<Int>()
+                )
+                var inputs: [[UInt8]] = [
+                    [], Array("\"unterminated".utf8), Array("42".utf8), Array("{\"a\":1}".utf8), Array("null".utf8),
+                    Array(String(repeating: "[", count: 10_000).utf8), [0xFF, 0xFE, 0x22, 0x22], [0x22, 0xC3, 0x28, 0x22],
+                ]
+                var state: UInt64 = 0x5EED
+                for _ in 0..<48 {
+                    let count = Int(state % 64)
+                    inputs.append(
+                        (0..<count).map { _ in
+                            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                            return UInt8(truncatingIfNeeded: state >> 56)
+                        })
+                    state = state &* 6_364_136_223_846_793_005 &+ 1
+                }
+                try await withTestClient(port: server.port) { client in
+                    for input in inputs {
+                        let log = EventLog()
+                        let handle = start(client.remoteSignal(raw, request: input), log)
+                        #expect(await waitUntil { !log.events.isEmpty }, "\(input)")
+                        #expect(log.events.count == 1, "\(input): \(log.events)")
+                        #expect(
+                            log.events.first?.hasPrefix(
+                                "error invalidArgument: SignalKitGRPC: the request message could not be decoded")
+                                == true, "\(input): \(log.events)")
+                        handle.dispose()
+                    }
+                    #expect(serverLog.events.isEmpty, "nothing was made or subscribed for a malformed request")
+                    #expect(service.servedCalls == 0)
+                    let log = EventLog()
+                    let handle = start(client.remoteSignal(Methods.ints, request: "A"), log)
+                    #expect(await waitUntil { serverLog.events == ["feed A.subscribe"] })
+                    pipe.putNext(5)
+                    #expect(await waitUntil { log.events == ["next 5"] })
+                    handle.dispose()
+                }
+                await server.stop()
             }
         }
 
