@@ -51,32 +51,15 @@ public struct PostgresSequencedPayload: Sendable, Equatable {
     /// Parses `sender:sequence:body` or `sender:sequence;key=value;…:body`;
     /// nil when `payload` is not of that form.
     public init?(_ payload: String) {
-        guard let first = payload.firstIndex(of: ":") else { return nil }
-        let rest = payload[payload.index(after: first)...]
-        guard let second = rest.firstIndex(of: ":") else { return nil }
-        var fields = rest[..<second].split(separator: ";", omittingEmptySubsequences: false)[...]
-        guard let sequence = fields.popFirst().flatMap({ UInt64($0) }) else { return nil }
-        var context: [String: String] = [:]
-        for field in fields {
-            guard let equals = field.firstIndex(of: "="),
-                let key = _percentDecoded(field[..<equals]),
-                let value = _percentDecoded(field[field.index(after: equals)...])
-            else { return nil }
-            context[key] = value
-        }
-        self.sender = String(payload[..<first])
-        self.sequence = sequence
-        self.context = context
-        self.body = String(rest[rest.index(after: second)...])
+        guard let parts = _parseSequencedPayload(payload) else { return nil }
+        self.init(sender: parts.sender, sequence: parts.sequence, context: parts.context, body: parts.body)
     }
 
     /// The payload as sent: `sender:sequence:body`, or
     /// `sender:sequence;key=value;…:body` with a context (keys in order,
     /// `%`, `:`, `;` and `=` in them percent-encoded).
     public var encoded: String {
-        guard !context.isEmpty else { return "\(sender):\(sequence):\(body)" }
-        let fields = context.sorted { $0.key < $1.key }.map { "\(_percentEncoded($0.key))=\(_percentEncoded($0.value))" }
-        return "\(sender):\(sequence);\(fields.joined(separator: ";")):\(body)"
+        _encodeSequencedPayload(sender: sender, sequence: sequence, context: context, body: body)
     }
 
     /// `base` (or a new top-level context) with what the process's
@@ -106,45 +89,6 @@ struct _PayloadContextExtractor: Extractor {
     func extract(key: String, from fields: [String: String]) -> String? {
         fields[key]
     }
-}
-
-/// `text` with `%`, `:`, `;` and `=` (and nothing else) as `%XX`.
-func _percentEncoded(_ text: String) -> String {
-    guard text.utf8.contains(where: { _isReservedInPayloadField($0) }) else { return text }
-    var encoded = ""
-    for scalar in text.unicodeScalars {
-        if scalar.isASCII, _isReservedInPayloadField(UInt8(scalar.value)) {
-            // The reserved characters are all 0x20–0x7F: two hex digits.
-            encoded += "%" + String(scalar.value, radix: 16, uppercase: true)
-        } else {
-            encoded.unicodeScalars.append(scalar)
-        }
-    }
-    return encoded
-}
-
-/// `field` with its `%XX` sequences decoded; nil when one is malformed or a
-/// reserved character appears bare.
-func _percentDecoded(_ field: Substring) -> String? {
-    var bytes: [UInt8] = []
-    var iterator = field.utf8.makeIterator()
-    while let byte = iterator.next() {
-        if byte == UInt8(ascii: "%") {
-            guard let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            else { return nil }
-            bytes.append(value)
-        } else if _isReservedInPayloadField(byte) {
-            return nil
-        } else {
-            bytes.append(byte)
-        }
-    }
-    return String(validating: bytes, as: UTF8.self)
-}
-
-private func _isReservedInPayloadField(_ byte: UInt8) -> Bool {
-    byte == UInt8(ascii: "%") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ";") || byte == UInt8(ascii: "=")
 }
 
 /// One transaction of a NOTIFY sink: the values it committed, by number.

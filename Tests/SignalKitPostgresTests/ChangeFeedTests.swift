@@ -53,6 +53,18 @@ extension PostgresTests {
             #expect(PostgresSequencedPayload("a:7:x")?.context == [:])
         }
 
+        /// A part that begins with a combining mark joins the separator
+        /// before it into one `Character` ("=" + U+033B is one grapheme): the
+        /// parser splits on bytes, so such a payload still parses, and round
+        /// trips (PayloadFuzzer's first finding).
+        @Test func partsBeginningWithACombiningMarkRoundTrip() {
+            let payload = PostgresSequencedPayload(
+                sender: "2\u{11}", sequence: 7, context: ["": "\u{033B}00%", "k": "\u{0301}v"], body: "\u{0301}body")
+            #expect(PostgresSequencedPayload(payload.encoded) == payload)
+            #expect(PostgresSequencedPayload("a:7:\u{0301}x")?.body == "\u{0301}x")
+            #expect(PostgresSequencedPayload("a\u{0301}:7:x")?.sender == "a\u{0301}")
+        }
+
         /// The fields the process's instrument injected come back as the
         /// sender's context, through the payload's encoded form; fields it
         /// does not know give none.
