@@ -17,14 +17,23 @@ let package = Package(
     targets: [
         // libFuzzer's driver entry point, declared for Swift.
         .target(name: "CFuzzerShim"),
+        // The `main` every fuzzer shares: libFuzzer's driver, or a replay of files.
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerShim"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // The differential fuzzer of the operator algebra.
         .executableTarget(
             name: "CoreFuzzer",
             dependencies: [
-                "CFuzzerShim",
+                "FuzzSupport",
                 .product(name: "SignalKit", package: "main"),
                 .product(name: "SignalKitTesting", package: "main"),
             ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // SignalKitPostgres's NOTIFY payload parser (its source file, linked:
+        // no PostgreSQL, no package dependency).
+        .executableTarget(
+            name: "PayloadFuzzer",
+            dependencies: ["FuzzSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -23,6 +23,9 @@ final class Model {
     /// SwiftSignalKit's inline rule).
     private var onQueue = false
 
+    /// The shared nodes' subjects and connections, by occurrence.
+    private var shared: [Int: SharedNode] = [:]
+
     init() {
         sources = (0..<Program.sourceCount).map { _ in ModelSource() }
     }
@@ -43,8 +46,27 @@ final class Model {
     /// Whether every subscription any source had has ended.
     var sourcesAreIdle: Bool { sources.allSatisfy { $0.live.isEmpty } }
 
+    /// Every subscription made, kept until `endRun()`: a stage's callbacks
+    /// hold it unowned, and a stage can end, and be dropped by its parent,
+    /// inside one of its own callbacks (an inner that a subject ends at
+    /// once, while the outer's value is being handled).
+    private var made: [ModelSubscription] = []
+
+    /// Lets the subscriptions go (their closures and the model reference
+    /// each other).
+    func endRun() {
+        made = []
+        shared = [:]
+    }
+
     /// Subscribes to `node`; `sink` gets its events.
     func subscribe(_ node: Node, _ sink: @escaping (Event) -> Void) -> ModelSubscription {
+        let subscription = makeSubscription(node, sink)
+        made.append(subscription)
+        return subscription
+    }
+
+    private func makeSubscription(_ node: Node, _ sink: @escaping (Event) -> Void) -> ModelSubscription {
         switch node {
         case .source(let index):
             return sources[index].subscribe(sink)
@@ -134,6 +156,10 @@ final class Model {
                 if case .completed = event { return true }
                 return false
             }
+        case .share(let upstream, let id, let kind):
+            let node = shared[id] ?? SharedNode(kind: kind)
+            shared[id] = node
+            return Stage(sink) { stage in [node.subscribe(stage, upstream: upstream, model: self)] }
         case .deliverOn(let upstream):
             let stage = DeliverOnStage(sink)
             stage.upstreams = [
@@ -264,6 +290,11 @@ final class SwitchStage: Stage {
                     }
                 }
                 previous?.dispose()
+                // Ended while the inner was subscribed: it is disposed now.
+                if ended, let inner = current {
+                    current = nil
+                    inner.dispose()
+                }
             case .completed:
                 outerCompleted = true
                 if !innerRunning { emit(.completed) }
@@ -321,16 +352,19 @@ final class FollowStage: Stage {
     {
         super.init(sink)
         var following = false
-        upstreams = [
-            model.subscribe(first) { [unowned self] event in
-                guard !following, !ended else { return }
-                guard switches(event) else { return emit(event) }
-                following = true
-                let previous = upstreams
-                upstreams = [model.subscribe(second) { [unowned self] event in emit(event) }]
-                previous.forEach { $0.dispose() }
-            }
-        ]
+        let firstSubscription = model.subscribe(first) { [unowned self] event in
+            guard !following, !ended else { return }
+            guard switches(event) else { return emit(event) }
+            following = true
+            let previous = upstreams
+            upstreams = [model.subscribe(second) { [unowned self] event in emit(event) }]
+            previous.forEach { $0.dispose() }
+            // Ended while the second was subscribed: it is disposed now.
+            if ended { disposeUpstreams() }
+        }
+        // The first may end while it is subscribed (a subject replaying its
+        // terminal event): the second is then subscribed already.
+        if following { firstSubscription.dispose() } else { upstreams.append(firstSubscription) }
         if ended { disposeUpstreams() }
     }
 }
@@ -351,13 +385,22 @@ final class FlattenStage: Stage {
                 box.subscription = model.subscribe(innerNodes[innerIndex(for: value, count: innerNodes.count)]) {
                     [unowned self] event in
                     if case .completed = event {
+                        box.completed = true
                         inners[ObjectIdentifier(box)] = nil
                         if outerCompleted && inners.isEmpty { emit(.completed) }
                     } else {
                         emit(event)
                     }
                 }
-                if !ended { inners[ObjectIdentifier(box)] = box }
+                // While the inner was subscribed (a subject replaying to it),
+                // it may have completed (it is not running then), or this
+                // stage may have ended (it is disposed now, as SignalKit
+                // disposes an inner whose subscription returns too late).
+                if ended {
+                    box.dispose()
+                } else if !box.completed {
+                    inners[ObjectIdentifier(box)] = box
+                }
             case .completed:
                 outerCompleted = true
                 if inners.isEmpty { emit(.completed) }
@@ -380,6 +423,7 @@ final class FlattenStage: Stage {
 /// An inner subscription kept by identity.
 final class InnerBox: ModelSubscription {
     var subscription: ModelSubscription?
+    var completed = false
     func dispose() { subscription?.dispose() }
 }
 
@@ -420,7 +464,12 @@ final class QueueStage: Stage {
     private func start(_ inner: Node) {
         isRunning = true
         let previous = running
-        running = model.subscribe(inner) { [unowned self] event in
+        // Boxed before it is subscribed: an inner that completes while it is
+        // subscribed (a subject replaying its completion) starts the next
+        // one, which then is `running`.
+        let box = InnerBox()
+        running = box
+        box.subscription = model.subscribe(inner) { [unowned self] event in
             guard case .completed = event else { return emit(event) }
             guard !ended else { return }
             if waiting.isEmpty {
@@ -431,6 +480,8 @@ final class QueueStage: Stage {
             }
         }
         previous?.dispose()
+        // Ended while the inner was subscribed: it is disposed now.
+        if ended { box.dispose() }
     }
 
     override func disposeUpstreams() {
@@ -439,5 +490,84 @@ final class QueueStage: Stage {
         waiting = []
         inner?.dispose()
         super.disposeUpstreams()
+    }
+}
+
+/// `multicast(subject) |> autoconnect()`: one subject per occurrence, which
+/// replays what its kind keeps to each new subscriber, then forwards the
+/// upstream's events to the subscribers it has (a snapshot, skipping those
+/// gone meanwhile). The first subscription connects (subscribes the upstream),
+/// after the subject took it; when the count of subscriptions falls to 0 the
+/// connection is disposed, and it is never made again.
+final class SharedNode {
+    final class Handle: ModelSubscription {
+        let stage: Stage
+        weak var node: SharedNode?
+        var gone = false
+        init(stage: Stage, node: SharedNode) {
+            self.stage = stage
+            self.node = node
+        }
+        func dispose() { node?.leave(self) }
+    }
+
+    private let kind: ShareKind
+    private var kept: [Int] = []
+    private var terminal: Event?
+    private var ended = false
+    private var handles: [Handle] = []
+    private var count = 0
+    private var connected = false
+    private var connection: ModelSubscription?
+
+    init(kind: ShareKind) { self.kind = kind }
+
+    func subscribe(_ stage: Stage, upstream: Node, model: Model) -> ModelSubscription {
+        count += 1
+        let handle = Handle(stage: stage, node: self)
+        // The subject takes the subscriber: the replay, then live events.
+        for value in kept { stage.emit(.next(value)) }
+        if let terminal {
+            stage.emit(terminal)
+        } else if !ended {
+            handles.append(handle)
+        }
+        if !connected {
+            connected = true
+            connection = model.subscribe(upstream) { [unowned self] event in receive(event) }
+        }
+        return handle
+    }
+
+    private func receive(_ event: Event) {
+        guard !ended else { return }
+        switch event {
+        case .next(let value):
+            if case .replay(let capacity) = kind, capacity > 0 {
+                kept.append(value)
+                if kept.count > capacity { kept.removeFirst() }
+            }
+        case .error, .completed:
+            ended = true
+            if case .replay = kind { terminal = event }
+        case .started, .disposed:
+            return
+        }
+        let snapshot = handles
+        if event.isTerminal { handles = [] }
+        for handle in snapshot where !handle.gone {
+            handle.stage.emit(event)
+        }
+    }
+
+    fileprivate func leave(_ handle: Handle) {
+        guard !handle.gone else { return }
+        handle.gone = true
+        handles.removeAll { $0 === handle }
+        count -= 1
+        if count == 0, let connection {
+            self.connection = nil
+            connection.dispose()
+        }
     }
 }

@@ -38,6 +38,10 @@ indirect enum Node: Equatable, CustomStringConvertible {
     case catchError(Node, Node)
     /// `restart(a)`: subscribed again at each completion.
     case restart(Node)
+    /// The upstream shared by every subscription of this occurrence (`id`,
+    /// unique in the graph): `multicast(subject) |> autoconnect()`, whose
+    /// subject is `kind`'s.
+    case share(Node, id: Int, kind: ShareKind)
 
     var description: String {
         switch self {
@@ -56,11 +60,27 @@ indirect enum Node: Equatable, CustomStringConvertible {
         case .then(let a, let b): "(\(a)) |> then(\(b))"
         case .catchError(let a, let b): "(\(a)) |> catch(\(b))"
         case .restart(let node): "restart(\(node))"
+        case .share(let node, let id, let kind): "(\(node)) |> \(kind)#\(id)"
         }
     }
 }
 
 /// One step of the schedule.
+/// The subject a shared node multicasts through.
+enum ShareKind: Equatable, CustomStringConvertible {
+    /// A plain `Subject` (`publish`): no replay, the terminal event not kept.
+    case publish
+    /// A `ReplaySubject` of this capacity (`Int.max`: unlimited).
+    case replay(Int)
+
+    var description: String {
+        switch self {
+        case .publish: "publish.autoconnect"
+        case .replay(let capacity): "multicast(ReplaySubject(\(capacity == .max ? "∞" : "\(capacity)"))).autoconnect"
+        }
+    }
+}
+
 enum Action: Equatable, CustomStringConvertible {
     /// Starts subscription `slot` (0–1) if it has none.
     case start(Int)
@@ -120,7 +140,8 @@ struct Program: CustomStringConvertible {
         var reader = ByteReader(bytes)
         threads = reader.next() & 1 == 0 ? 1 : 2
         var budget = Self.maximumNodes
-        graph = Self.node(&reader, depth: 0, budget: &budget)
+        var shares = 0
+        graph = Self.node(&reader, depth: 0, budget: &budget, shares: &shares, underRestart: false)
         var actions: [Action] = []
         while !reader.isAtEnd && actions.count < Self.maximumActions {
             let byte = reader.next()
@@ -137,16 +158,24 @@ struct Program: CustomStringConvertible {
         self.actions = actions
     }
 
-    private static func node(_ reader: inout ByteReader, depth: Int, budget: inout Int) -> Node {
+    /// A shared node's subscriptions outlive its upstream's (it never
+    /// reconnects), so under `restart` / `restartIfError` a terminal event
+    /// replayed at once would restart it for ever: `underRestart` leaves
+    /// `share` out there.
+    private static func node(
+        _ reader: inout ByteReader, depth: Int, budget: inout Int, shares: inout Int, underRestart: Bool
+    ) -> Node {
         let byte = reader.next()
         if depth >= maximumDepth || budget <= 0 {
             return .source(Int(byte) % sourceCount)
         }
         budget -= 1
         let operand = reader.next()
-        func child() -> Node { node(&reader, depth: depth + 1, budget: &budget) }
+        func child(underRestart inner: Bool = underRestart) -> Node {
+            node(&reader, depth: depth + 1, budget: &budget, shares: &shares, underRestart: inner)
+        }
         func inners() -> [Node] { (0...Int(operand % 3)).map { _ in child() } }
-        switch byte % 15 {
+        switch byte % 16 {
         case 0, 1: return .source(Int(operand) % sourceCount)
         case 2: return .map(child(), Int(operand % 5))
         case 3: return .filter(child(), 2 + Int(operand % 3))
@@ -156,7 +185,7 @@ struct Program: CustomStringConvertible {
         case 7:
             let outer = child()
             return .switchToLatest(outer, inners())
-        case 8: return .restartIfError(child())
+        case 8: return .restartIfError(child(underRestart: true))
         case 9: return .deliverOn(child())
         case 10:
             let outer = child()
@@ -166,7 +195,13 @@ struct Program: CustomStringConvertible {
             return .queue(outer, inners())
         case 12: return .then(child(), child())
         case 13: return .catchError(child(), child())
-        default: return .restart(child())
+        case 14: return .restart(child(underRestart: true))
+        default:
+            let upstream = child()
+            guard !underRestart else { return upstream }
+            shares += 1
+            let kind: ShareKind = [.publish, .replay(0), .replay(1), .replay(2), .replay(.max)][Int(operand % 5)]
+            return .share(upstream, id: shares, kind: kind)
         }
     }
 }

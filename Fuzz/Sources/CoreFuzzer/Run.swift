@@ -44,6 +44,7 @@ private func runSteps(_ program: Program) -> Finding? {
     let sources = (0..<Program.sourceCount).map { FuzzSource(index: $0) }
     let signal = makeSignal(program.graph, sources: sources, queue: queue)
     let model = Model()
+    defer { model.endRun() }
     let logs = (0..<Program.slotCount).map { _ in Log() }
     var modelLogs = [[Event]](repeating: [], count: Program.slotCount)
     var handles = [(any Disposable)?](repeating: nil, count: Program.slotCount)

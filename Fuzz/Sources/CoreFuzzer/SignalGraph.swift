@@ -111,6 +111,13 @@ func makeSignal(_ node: Node, sources: [FuzzSource], queue: Queue) -> Signal<Int
             return make(a) |> `catch` { _ in alternative }
         case .restart(let upstream):
             return restart(make(upstream))
+        case .share(let upstream, _, let kind):
+            let subject: Subject<Int, FuzzError> =
+                switch kind {
+                case .publish: Subject()
+                case .replay(let capacity): ReplaySubject(capacity: capacity)
+                }
+            return (make(upstream) |> multicast(subject)).autoconnect()
         }
     }
     return make(node)

@@ -1,0 +1,1 @@
+../../../Sources/SignalKitPostgres/PayloadCodec.swift
