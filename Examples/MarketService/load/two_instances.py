@@ -230,6 +230,31 @@ async def check_trace(a_http, b_http):
     return f"{len(served)} served subscriptions on A in their B WebSocket's trace"
 
 
+async def check_tls(grpc_port, tls_dir):
+    """A's gRPC port speaks TLS with the generated certificate (verified against it, ALPN h2),
+    and a plaintext HTTP/2 client gets no answer from it."""
+    process = await asyncio.create_subprocess_exec(
+        "openssl", "s_client", "-connect", f"127.0.0.1:{grpc_port}", "-CAfile", os.path.join(tls_dir, "cert.pem"),
+        "-verify_return_error", "-alpn", "h2", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    output = (await asyncio.wait_for(process.communicate(), 10))[0].decode(errors="replace")
+    assert process.returncode == 0 and "Verify return code: 0 (ok)" in output, f"TLS handshake with A failed:\n{output[-800:]}"
+    assert "ALPN protocol: h2" in output, f"A did not negotiate h2 over TLS:\n{output[-800:]}"
+    # The HTTP/2 client preface in plaintext: a TLS server answers with an alert or closes.
+    reader, writer = await asyncio.open_connection("127.0.0.1", grpc_port)
+    writer.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+    await writer.drain()
+    try:
+        answer = await asyncio.wait_for(reader.read(64), 5)
+    except (ConnectionError, asyncio.TimeoutError):
+        answer = b""
+    writer.close()
+    # A plaintext HTTP/2 server answers with its SETTINGS frame (type 4 in the frame header's fourth byte).
+    assert not (len(answer) >= 9 and answer[3] == 4), f"A answered a plaintext HTTP/2 preface: {answer!r}"
+    return "A's gRPC verified over TLS (h2); a plaintext HTTP/2 client is refused"
+
+
 async def run(options, work):
     a_http, a_grpc, b_http = free_port(), free_port(), free_port()
     proxy = Proxy(a_grpc)
@@ -238,16 +263,24 @@ async def run(options, work):
         "--instruments", str(INSTRUMENTS), "--rate-limit-ms", "20", "--postgres", options.postgres, "--tracing", "memory",
         "--admin-token", ADMIN_TOKEN,
     ]
+    # TLS between the instances: A serves gRPC with the certificate the
+    # caller generated, B trusts exactly that certificate. The proxy relays
+    # the encrypted bytes.
+    a_tls, b_tls = [], []
+    if options.tls_dir:
+        certificate, key = os.path.join(options.tls_dir, "cert.pem"), os.path.join(options.tls_dir, "key.pem")
+        a_tls, b_tls = ["--grpc-tls", f"{certificate},{key}"], ["--upstream-ca", certificate]
+    a_arguments = ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + a_tls + common
     a_log, b_log = os.path.join(work, "a.log"), os.path.join(work, "b.log")
-    a = await start_instance(
-        options.server, ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + common, a_log, a_http
-    )
+    a = await start_instance(options.server, a_arguments, a_log, a_http)
     b = None
     results = {}
     try:
         b = await start_instance(
-            options.server, ["--port", str(b_http), "--upstream", f"127.0.0.1:{proxy.port}"] + common, b_log, b_http
+            options.server, ["--port", str(b_http), "--upstream", f"127.0.0.1:{proxy.port}"] + b_tls + common, b_log, b_http
         )
+        if options.tls_dir:
+            results["tls"] = await check_tls(a_grpc, options.tls_dir)
         # Earlier runs against the same database may have left it delisted.
         await asyncio.to_thread(http, a_http, "/instruments/5/list", "POST")
         await wait_until(lambda: fields(http(b_http, "/instruments"))["delisted"] == "", 5, "B lists instrument 5")
@@ -355,9 +388,7 @@ async def run(options, work):
             a = None
             stopped_ns = time.monotonic_ns()
             a_log += ".restarted"
-            a = await start_instance(
-                options.server, ["--port", str(a_http), "--grpc-port", str(a_grpc), "--rate", "2000"] + common, a_log, a_http
-            )
+            a = await start_instance(options.server, a_arguments, a_log, a_http)
             while True:
                 update = await next_update(client, timeout=15)
                 if update[3][1] > stopped_ns:
@@ -414,6 +445,7 @@ def main():
     parser.add_argument(
         "--postgres-restart", help="a script that kills the PostgreSQL server with SIGKILL and starts it again"
     )
+    parser.add_argument("--tls-dir", help="a folder with cert.pem and key.pem: the instances talk gRPC over TLS")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         try:

@@ -32,10 +32,16 @@ public struct MarketConfiguration: Sendable {
     /// Serve the feed to other instances over gRPC on this port of `host`
     /// (`ticksMethod`); nil: do not.
     public var grpcPort: Int?
+    /// Serve gRPC over TLS with this certificate chain and private key (PEM
+    /// files); nil: plaintext.
+    public var grpcTLS: (certificateChain: String, privateKey: String)?
     /// Take the ticks from the instance serving gRPC at this address instead
     /// of running a feed of its own; `instruments` must not exceed that
     /// instance's.
     public var upstream: (host: String, port: Int)?
+    /// Call `upstream` over TLS, trusting the certificates of this PEM file
+    /// (the upstream's own, or the CA that signed it); nil: plaintext.
+    public var upstreamTrustRoots: String?
     /// Share the instrument list through this PostgreSQL server
     /// (`InstrumentListing`); nil: every instrument is listed.
     public var postgres: PostgresEndpoint?
@@ -129,6 +135,7 @@ public final class MarketService: Sendable {
             let remote = try RemoteFeed(
                 host: upstream.host,
                 port: upstream.port,
+                trustRoots: configuration.upstreamTrustRoots,
                 instruments: configuration.instruments,
                 logger: logger
             )
@@ -252,7 +259,9 @@ public final class MarketService: Sendable {
         }
         if let port = configuration.grpcPort {
             services.append(
-                TickServerService(source: source, host: configuration.host, port: port, openCalls: servedCalls, logger: logger)
+                TickServerService(
+                    source: source, host: configuration.host, port: port, tls: configuration.grpcTLS, openCalls: servedCalls,
+                    logger: logger)
             )
         }
         if let listing {

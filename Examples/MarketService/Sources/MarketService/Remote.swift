@@ -43,6 +43,9 @@ struct TickServerService: Service {
     let source: any TickSource
     let host: String
     let port: Int
+    /// The certificate chain and private key (PEM files) to serve over TLS
+    /// with; nil: plaintext.
+    let tls: (certificateChain: String, privateKey: String)?
     /// The calls being served, for `/stats`.
     let openCalls: Counter
     let logger: Logger
@@ -67,11 +70,20 @@ struct TickServerService: Service {
                 |> afterDisposed { openCalls.value.subtract(1, ordering: .relaxed) }
                 |> traced("market.ticks.serve", ofKind: .server)
         }
+        let security: HTTP2ServerTransport.Posix.TransportSecurity =
+            if let tls {
+                .tls(
+                    certificateChain: [.file(path: tls.certificateChain, format: .pem)],
+                    privateKey: .file(path: tls.privateKey, format: .pem)
+                )
+            } else {
+                .plaintext
+            }
         let server = GRPCServer(
-            transport: .http2NIOPosix(address: .ipv4(host: host, port: port), transportSecurity: .plaintext),
+            transport: .http2NIOPosix(address: .ipv4(host: host, port: port), transportSecurity: security),
             services: [service]
         )
-        logger.info("serving ticks over gRPC", metadata: ["address": "\(host):\(port)"])
+        logger.info("serving ticks over gRPC", metadata: ["address": "\(host):\(port)", "tls": "\(tls != nil)"])
         do {
             try await cancelWhenGracefulShutdown {
                 try await server.serve()
@@ -122,16 +134,29 @@ public final class RemoteFeed: TickSource, Service {
     private let logger: Logger
 
     /// A feed of the instance serving `ticksMethod` on `host:port`, which
-    /// must have at least `instruments` instruments.
-    public init(host: String, port: Int, instruments: Int, logger: Logger) throws {
+    /// must have at least `instruments` instruments; over TLS when
+    /// `trustRoots` names a PEM file of the certificates to trust (the
+    /// upstream's own or its CA's). The chain is verified, the host name
+    /// is not: an instance dials an address, so trust only the instances'
+    /// own certificates here, not a public CA's.
+    public init(host: String, port: Int, trustRoots: String? = nil, instruments: Int, logger: Logger) throws {
         precondition(instruments > 0, "RemoteFeed: at least one instrument")
         var config = HTTP2ClientTransport.Posix.Config.defaults
         // Reconnect within tens of milliseconds, never slower than 1 s.
         config.backoff = .init(initial: .milliseconds(20), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
+        let security: HTTP2ClientTransport.Posix.TransportSecurity =
+            if let trustRoots {
+                .tls { tls in
+                    tls.trustRoots = .certificates([.file(path: trustRoots, format: .pem)])
+                    tls.serverCertificateVerification = .noHostnameVerification
+                }
+            } else {
+                .plaintext
+            }
         let client = GRPCClient(
             transport: try .http2NIOPosix(
                 target: .ipv4(address: host, port: port),
-                transportSecurity: .plaintext,
+                transportSecurity: security,
                 config: config
             )
         )

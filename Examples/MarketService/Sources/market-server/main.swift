@@ -11,7 +11,7 @@ import Tracing
 //               [--engine signalkit|asyncstream] [--grpc-port N] [--upstream HOST:PORT]
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
 //               [--tracing memory] [--admin-token TOKEN] [--max-instruments-per-client N]
-//               [--inspector PATH]
+//               [--inspector PATH] [--grpc-tls CERTIFICATE.pem,KEY.pem] [--upstream-ca CA.pem]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
@@ -23,7 +23,9 @@ import Tracing
 // --admin-token makes the POST endpoints require `Authorization: Bearer
 // TOKEN`; --max-instruments-per-client caps a WebSocket's list (default 64);
 // --inspector switches SignalKit's inspection on and serves the live graph
-// at PATH (the page) and PATH.json (behind the admin token, if one is set).
+// at PATH (the page) and PATH.json (behind the admin token, if one is set);
+// --grpc-tls serves gRPC over TLS with that certificate and key, and
+// --upstream-ca calls the upstream over TLS, trusting that PEM file.
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -47,6 +49,14 @@ while let argument = arguments.next() {
             fatalError("market-server: --engine takes signalkit or asyncstream")
         }
         configuration.engine = engine
+    case "--grpc-tls":
+        // CERT.pem,KEY.pem
+        let parts = value.split(separator: ",", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { fatalError("market-server: --grpc-tls takes CERTIFICATE.pem,KEY.pem") }
+        configuration.grpcTLS = (parts[0], parts[1])
+    case "--upstream-ca":
+        guard !value.isEmpty else { fatalError("market-server: --upstream-ca takes a PEM file") }
+        configuration.upstreamTrustRoots = value
     case "--upstream":
         let parts = value.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { fatalError("market-server: --upstream takes HOST:PORT") }
