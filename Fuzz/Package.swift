@@ -12,7 +12,9 @@ let package = Package(
     name: "SignalKitFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "..")
+        .package(path: ".."),
+        // GRPCCore alone, for RequestFuzzer (no transport, no TLS).
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
     ],
     targets: [
         // libFuzzer's driver entry point, declared for Swift.
@@ -35,6 +37,13 @@ let package = Package(
             name: "PayloadFuzzer",
             dependencies: ["FuzzSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // SignalKitGRPC's request decoding (its source file, linked; `GRPC`
+        // defined as the trait would).
+        .executableTarget(
+            name: "RequestFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "GRPCCore", package: "grpc-swift-2")],
+            swiftSettings: [.swiftLanguageMode(.v6), .define("GRPC")]
         ),
     ]
 )

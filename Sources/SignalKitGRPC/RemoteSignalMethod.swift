@@ -3,12 +3,6 @@
 #if GRPC
 public import GRPCCore
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A server-streaming method that carries a signal: its name, and how its
 /// request and its values travel as bytes.
 ///
@@ -71,32 +65,6 @@ extension RemoteSignalMethod where Request: Codable, Value: Codable {
             valueSerializer: JSONMessageSerializer<Value>(),
             valueDeserializer: JSONMessageDeserializer<Value>()
         )
-    }
-}
-
-/// Encodes an `Encodable` message as JSON (Foundation's `JSONEncoder`, default
-/// settings).
-public struct JSONMessageSerializer<Message: Encodable>: MessageSerializer {
-    /// A serializer with `JSONEncoder`'s default settings.
-    public init() {}
-
-    /// The message's JSON bytes.
-    public func serialize<Bytes: GRPCContiguousBytes>(_ message: Message) throws -> Bytes {
-        let data = try JSONEncoder().encode(message)
-        return Bytes(data)
-    }
-}
-
-/// Decodes a `Decodable` message from JSON (Foundation's `JSONDecoder`,
-/// default settings).
-public struct JSONMessageDeserializer<Message: Decodable>: MessageDeserializer {
-    /// A deserializer with `JSONDecoder`'s default settings.
-    public init() {}
-
-    /// The message decoded from its JSON bytes.
-    public func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Message {
-        let data = serializedMessageBytes.withUnsafeBytes { Data($0) }
-        return try JSONDecoder().decode(Message.self, from: data)
     }
 }
 

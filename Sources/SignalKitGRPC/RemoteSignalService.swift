@@ -203,31 +203,6 @@ struct _RemoteSignalHandler<Request: Sendable, Value: Sendable, E>: _RemoteSigna
     }
 }
 
-/// A method's request deserializer whose failures end the call with
-/// `invalidArgument` (a malformed message is the caller's fault, whatever the
-/// decoder throws); an `RPCError` it throws keeps its code.
-struct _RequestDecoding<Request>: MessageDeserializer {
-    let decoder: any MessageDeserializer<Request>
-
-    init(_ decoder: any MessageDeserializer<Request>) {
-        self.decoder = decoder
-    }
-
-    func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Request {
-        do {
-            return try decoder.deserialize(serializedMessageBytes)
-        } catch let error as RPCError {
-            throw error
-        } catch {
-            throw RPCError(
-                code: .invalidArgument,
-                message:
-                    "SignalKitGRPC: the request message could not be decoded (\(serializedMessageBytes.count) bytes): \(error)"
-            )
-        }
-    }
-}
-
 extension StreamingServerResponse {
     /// A response that streams a subscription to `signal`, for a
     /// server-streaming handler of your own (a generated service, say).

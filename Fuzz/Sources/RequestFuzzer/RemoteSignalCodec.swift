@@ -1,0 +1,1 @@
+../../../Sources/SignalKitGRPC/RemoteSignalCodec.swift
