@@ -89,8 +89,9 @@ extension GRPCSuite {
         @Test func aPeerIsCappedAndOthersAreServed() async throws {
             try await leakChecked {
                 let pipe = ValuePipe<Int>()
+                let serverLog = EventLog()
                 var service = RemoteSignalService(limits: RemoteSignalLimits(maximumCallsPerPeer: 1))
-                service.serve(pipe.signal(), as: Methods.ints)
+                service.serve(logged(pipe.signal(), "feed", serverLog), as: Methods.ints)
                 let server = try await TestServer.start(service)
                 try await withTestClient(port: server.port) { greedy in
                     let first = EventLog()
@@ -98,7 +99,7 @@ extension GRPCSuite {
                     let handles = [
                         start(greedy.remoteSignal(Methods.ints, request: "A"), first)
                     ]
-                    #expect(await waitUntil { service.servedCalls == 1 })
+                    #expect(await waitUntil { service.servedCalls == 1 && serverLog.events == ["feed.subscribe"] })
                     let refused = start(greedy.remoteSignal(Methods.ints, request: "A"), second)
                     #expect(await waitUntil { !second.events.isEmpty })
                     #expect(
@@ -108,7 +109,9 @@ extension GRPCSuite {
                     try await withTestClient(port: server.port) { other in
                         let log = EventLog()
                         let handle = start(other.remoteSignal(Methods.ints, request: "A"), log)
-                        #expect(await waitUntil { service.servedCalls == 2 })
+                        // Admitted is not yet subscribed: the pipe is hot, so
+                        // the value is sent once both calls' subscriptions exist.
+                        #expect(await waitUntil { service.servedCalls == 2 && serverLog.events.count == 2 })
                         pipe.putNext(7)
                         #expect(await waitUntil { log.events == ["next 7"] && first.events == ["next 7"] })
                         handle.dispose()

@@ -111,15 +111,17 @@ func withTestClient<R: Sendable>(
 }
 
 /// `signal`, logging `"<name>.subscribe"` and `"<name>.dispose"` (the
-/// server's upstream subscription and its disposal).
+/// server's upstream subscription and its disposal). "subscribe" is logged
+/// once the subscription exists, so that a test waiting for it may then send
+/// on a hot source and know the value reaches it.
 func logged<T, E>(_ signal: Signal<T, E>, _ name: String, _ log: EventLog) -> Signal<T, E> {
     Signal { subscriber in
-        log.append("\(name).subscribe")
         let inner = signal.start(
             next: { subscriber.putNext($0) },
             error: { subscriber.putError($0) },
             completed: { subscriber.putCompletion() }
         )
+        log.append("\(name).subscribe")
         return ActionDisposable {
             log.append("\(name).dispose")
             inner.dispose()
