@@ -72,8 +72,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     private let executor: _HopExecutor
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
-    private let policy: SignalBuffer<E>
-    /// `policy` in the fixed-layout form of the per-value path.
+    /// The policy in the fixed-layout form of the per-value path.
     private let rule: _OverflowRule<E>
     private let counters: _BufferCounters
 
@@ -124,9 +123,9 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// a blocking producer on it would wait for itself.
     @exclusivity(unchecked) private nonisolated(unsafe) var drainThread: pthread_t?
 
-    /// The values the drain is delivering, `batchCount` of them from the
-    /// start, moved out of the ring in at most two block moves (the drain's
-    /// own; grown to the ring's size when a batch needs it).
+    /// The values the drain is delivering, from the start, moved out of the
+    /// ring in at most two block moves (the drain's own; grown to the ring's
+    /// size when a batch needs it).
     @exclusivity(unchecked) private nonisolated(unsafe) var batch: UnsafeMutablePointer<T>
     @exclusivity(unchecked) private nonisolated(unsafe) var batchCapacity: Int
     /// Whether the drain that yielded its executor was following a stream
@@ -140,7 +139,6 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
         self.downstream = downstream
         self.executor = executor
-        self.policy = policy
         self.counters = counters
         rule = _OverflowRule(policy)
         var size = 1
@@ -261,7 +259,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             counters.recordDrops(overflow.count &+ 1)
             withExtendedLifetime(overflow) {}
             withExtendedLifetime(value) {}
-            if before == 0 { scheduleDrain() }
+            if before == 0 { startDrain() }
             upstream.dispose()
         case .block:
             if producerIsConsumer() {
@@ -334,23 +332,14 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             return
         }
         stopped.store(true, ordering: .relaxed)
+        // It waits behind the values; `pending` keeps its 1, so no drain is
+        // ever scheduled after the one that delivers it (at once, on the
+        // hop's own queue with nothing waiting, as a value is).
+        terminalBox = _BoundaryTerminalBox(event)
         let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
-        let inline: Bool
-        if before == 0, case .queue(let queue) = executor, queue.isCurrent() {
-            // On the queue with nothing waiting: delivered now, as a value
-            // is. `pending` keeps the 1: no drain is ever scheduled again.
-            inline = true
-        } else {
-            terminalBox = _BoundaryTerminalBox(event)
-            inline = false
-        }
         mutex.unlock()
         producing.unlock()
-        if inline {
-            deliver(event)
-        } else if before == 0 {
-            scheduleDrain()
-        }
+        if before == 0 { startDrain() }
     }
 
     /// Whether the calling thread is the one that must empty the buffer: the
