@@ -10,9 +10,12 @@ line = "{} updates/s, p50 {:.0f} us, p99 {:.0f} us".format(result["updates_per_s
 overload = result.get("overload")
 if overload:
     rss = overload["server_rss_mb"]
-    p99 = overload["fast_clients_p99_us"]
-    line += "; {} slow clients for {:.0f} s: {} updates dropped, server RSS {} -> {} MB, others' p99 {:.0f} -> {:.0f} us".format(
+    p99 = overload["fast_clients_window_p99_us"]
+    line += (
+        "; {} slow clients for {:.0f} s: {} updates dropped, server RSS {} -> {} MB,"
+        " others' median {:g} s p99 {:.0f} us without, {:.0f} us with (x{})"
+    ).format(
         overload["slow_clients"], overload["seconds"], overload["client_drops"], rss["before"], rss["after"],
-        p99["without_slow"], p99["with_slow"],
+        p99["window_seconds"], p99["without_slow"], p99["with_slow"], p99["ratio"],
     )
 print(line)

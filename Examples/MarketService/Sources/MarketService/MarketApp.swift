@@ -27,6 +27,12 @@ public struct MarketConfiguration: Sendable {
     /// system's, which grows to megabytes and so holds minutes of a slow
     /// client's updates before its writes wait and `clientBuffer` drops.
     public var clientSendBuffer: Int?
+    /// How often the server pings each WebSocket; a client whose pong has
+    /// not come by the next ping is closed ("Ping timeout"). A slow client's
+    /// pong waits behind its unread updates, so with the default a client
+    /// reading ten times slower than its updates come is closed after about a
+    /// minute. nil: no pings.
+    public var webSocketPingPeriod: Duration? = .seconds(30)
     /// What builds the per-client pipelines.
     public var engine: Engine = .signalKit
     /// Serve the feed to other instances over gRPC on this port of `host`
@@ -219,7 +225,11 @@ public final class MarketService: Sendable {
         }
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, channel, logger in
+            server: .http1WebSocketUpgrade(
+                configuration: .init(
+                    ws: .init(autoPing: configuration.webSocketPingPeriod.map { .enabled(timePeriod: $0) } ?? .disabled)
+                )
+            ) { request, channel, logger in
                 guard let path = request.path, path.hasPrefix("/ws"),
                     let instruments = Self.instruments(in: path, count: source.instruments),
                     listing.map({ $0.delisted.isDisjoint(with: instruments) }) ?? true

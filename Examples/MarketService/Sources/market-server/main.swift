@@ -12,6 +12,7 @@ import Tracing
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
 //               [--tracing memory] [--admin-token TOKEN] [--max-instruments-per-client N]
 //               [--inspector PATH] [--grpc-tls CERTIFICATE.pem,KEY.pem] [--upstream-ca CA.pem]
+//               [--ping-seconds N]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
@@ -25,7 +26,9 @@ import Tracing
 // --inspector switches SignalKit's inspection on and serves the live graph
 // at PATH (the page) and PATH.json (behind the admin token, if one is set);
 // --grpc-tls serves gRPC over TLS with that certificate and key, and
-// --upstream-ca calls the upstream over TLS, trusting that PEM file.
+// --upstream-ca calls the upstream over TLS, trusting that PEM file;
+// --ping-seconds sets how often each WebSocket is pinged (default 30; a
+// client that has not answered by the next ping is closed; 0: no pings).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -43,6 +46,10 @@ while let argument = arguments.next() {
     case "--rate": configuration.ticksPerSecond = integer()
     case "--rate-limit-ms": configuration.rateLimit = .milliseconds(integer())
     case "--client-send-buffer": configuration.clientSendBuffer = integer()
+    case "--ping-seconds":
+        let seconds = integer()
+        guard seconds >= 0 else { fatalError("market-server: --ping-seconds takes 0 (no pings) or more") }
+        configuration.webSocketPingPeriod = seconds == 0 ? nil : .seconds(seconds)
     case "--grpc-port": configuration.grpcPort = integer()
     case "--engine":
         guard let engine = MarketConfiguration.Engine(rawValue: value) else {
