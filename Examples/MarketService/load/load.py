@@ -29,8 +29,9 @@ Checks: the server counts the updates it drops for them (`clientDrops` in
 `/stats`), keeps every slow client connected for the whole phase (a server
 pinging more often closes them: its pong waits behind the unread updates),
 its RSS grows by at most --rss-growth-limit-mb (read from /proc with
---server-pid), and the other clients keep their rate (the gap check) and
-are never closed. Their p99 latency with slow clients is compared with their
+--server-pid), and the other clients keep their rate (the gap check, and
+each receives an update for at least --min-update-share of the phase's
+rate-limit windows) and are never closed. Their p99 latency with slow clients is compared with their
 p99 without: the same clients are measured for --duration seconds before the
 slow phase and again after it (the slow clients reading at their rate
 again), and every phase is cut into --window-seconds windows. The ratio is
@@ -243,6 +244,9 @@ async def main():
     parser.add_argument("--server-pid", type=int)
     parser.add_argument("--rss-growth-limit-mb", type=float, default=64)
     parser.add_argument("--window-seconds", type=float, default=2)
+    # The share of the slow phase's rate-limit windows every other client
+    # must receive an update for (a lost update, or a stall, lowers it).
+    parser.add_argument("--min-update-share", type=float, default=0.98)
     # The median window p99 with slow clients over the median without (0:
     # report only).
     parser.add_argument("--p99-ratio-limit", type=float, default=0)
@@ -310,6 +314,7 @@ async def main():
         before = await asyncio.to_thread(try_stats, options.port) or {}
         rss_before = rss_mb(options.server_pid)
         slow_windows = Windows()
+        slow_started = time.monotonic()
         for client in clients:
             client.updates, client.latencies, client.max_gap_ms, client.last_arrival = 0, [], 0.0, None
             client.measuring = not client.slow
@@ -318,6 +323,10 @@ async def main():
                 client.read_delay = options.rate_limit_ms * options.slow_factor / 1000
         await slow_windows.collect(options.slow_duration, options.window_seconds)
         slow_ended = time.monotonic()
+        # The updates each other client received in the phase, per rate-limit
+        # window (one update per window: every window has news, see above).
+        windows_in_phase = (slow_ended - slow_started) * 1000 / options.rate_limit_ms
+        fast_update_share = min(client.updates for client in fast) / windows_in_phase
         for client in clients:
             client.measuring = False
             client.windows = None
@@ -360,6 +369,9 @@ async def main():
                 "ratio": round(with_slow / without_slow, 3) if with_slow and without_slow else None,
             },
             "fast_clients_max_gap_ms": round(max(client.max_gap_ms for client in fast), 1),
+            # The fewest updates one of them received, over the rate-limit
+            # windows of the phase.
+            "fast_clients_min_update_share": round(fast_update_share, 4),
             # Slow clients the server closed before the phase ended (its
             # keepalive: see closed_by_server_before_drop).
             "slow_clients_closed_within": sum(
@@ -417,6 +429,11 @@ async def main():
             errors.append(
                 f"{overload['slow_clients_closed_within']} slow clients were closed before the slow phase ended "
                 "(a server pinging more often than the phase lasts closes them: market-server --ping-seconds)"
+            )
+        if overload["fast_clients_min_update_share"] < options.min_update_share:
+            errors.append(
+                f"a client reading at its rate received {overload['fast_clients_min_update_share']:.1%} of the "
+                f"slow phase's rate-limit windows (at least {options.min_update_share:.0%}): it lost updates"
             )
         if overload["client_drops"] <= 0:
             errors.append("the slow clients' updates were not dropped (or not counted in /stats): the overload did not reach the server")
