@@ -13,9 +13,10 @@ if overload:
     p99 = overload["fast_clients_window_p99_us"]
     line += (
         "; {} slow clients for {:.0f} s: {} updates dropped, server RSS {} -> {} MB,"
-        " others' median {:g} s p99 {:.0f} us without, {:.0f} us with (x{})"
+        " others' median {:g} s p99 {:.0f} us without, {:.0f} us with (x{}{})"
     ).format(
         overload["slow_clients"], overload["seconds"], overload["client_drops"], rss["before"], rss["after"],
         p99["window_seconds"], p99["without_slow"], p99["with_slow"], p99["ratio"],
+        ", over {} rounds".format(overload["rounds"]) if overload.get("rounds", 1) > 1 else "",
     )
 print(line)
