@@ -177,28 +177,51 @@ final class Model {
     }
 }
 
-/// A source of the model: its live subscriptions, in subscription order.
+/// A source of the model: its subscriptions, in subscription order. A
+/// disposed one is marked and removed in bulk once they are half of the
+/// list: with a thousand subscriptions, a search per disposal and per
+/// delivery made one program take 24 s in the fuzzing build (a libFuzzer
+/// timeout, not a finding).
 final class ModelSource {
     final class Registration: ModelSubscription {
         let sink: (Event) -> Void
         weak var source: ModelSource?
+        fileprivate(set) var isLive = true
         init(_ sink: @escaping (Event) -> Void, source: ModelSource) {
             self.sink = sink
             self.source = source
         }
-        func dispose() { source?.live.removeAll { $0 === self } }
+        func dispose() {
+            guard isLive else { return }
+            isLive = false
+            source?.registrationEnded()
+        }
     }
 
-    var live: [Registration] = []
+    private var registrations: [Registration] = []
+    private var ended = 0
+
+    /// The live subscriptions, in subscription order.
+    var live: [Registration] { registrations.filter(\.isLive) }
 
     func subscribe(_ sink: @escaping (Event) -> Void) -> ModelSubscription {
         let registration = Registration(sink, source: self)
-        live.append(registration)
+        registrations.append(registration)
         return registration
     }
 
+    private func registrationEnded() {
+        ended += 1
+        if ended * 2 > registrations.count {
+            registrations.removeAll { !$0.isLive }
+            ended = 0
+        }
+    }
+
     func send(_ event: Event) {
-        for registration in live where live.contains(where: { $0 === registration }) {
+        // Those registered when the event is sent and still live when it
+        // reaches them.
+        for registration in registrations where registration.isLive {
             // A terminal event ends the subscription it reaches.
             if event.isTerminal { registration.dispose() }
             registration.sink(event)

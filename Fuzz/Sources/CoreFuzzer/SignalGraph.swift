@@ -17,13 +17,13 @@ struct FuzzError: Error, Equatable {
 /// each subscription's disposable was disposed (SignalKit disposes it
 /// exactly once on every path).
 final class FuzzSource: Sendable {
-    private struct Registration {
-        let id: Int
-        let subscriber: Subscriber<Int, FuzzError>
-    }
-
     private struct State {
-        var registrations: [Registration] = []
+        /// The live subscribers by id, and every id in subscription order
+        /// (disposed ones are dropped from it in bulk once they are half of
+        /// it: a search per disposal and per delivery made a program with a
+        /// thousand subscriptions take 24 s in the fuzzing build).
+        var registrations: [Int: Subscriber<Int, FuzzError>] = [:]
+        var order: [Int] = []
         var nextID = 0
         var disposals: [Int: Int] = [:]
     }
@@ -46,14 +46,19 @@ final class FuzzSource: Sendable {
         Signal { [self] subscriber in
             let id = state.withLock { state in
                 defer { state.nextID += 1 }
-                state.registrations.append(Registration(id: state.nextID, subscriber: subscriber))
+                state.registrations[state.nextID] = subscriber
+                state.order.append(state.nextID)
                 return state.nextID
             }
             return ActionDisposable { [self] in
                 let removed = state.withLock { state in
                     state.disposals[id, default: 0] += 1
-                    let index = state.registrations.firstIndex { $0.id == id }
-                    return index.map { state.registrations.remove(at: $0) }
+                    let removed = state.registrations.removeValue(forKey: id)
+                    if state.order.count > 2 * state.registrations.count {
+                        let registrations = state.registrations
+                        state.order.removeAll { registrations[$0] == nil }
+                    }
+                    return removed
                 }
                 _ = removed  // released outside the lock
             }
@@ -61,14 +66,13 @@ final class FuzzSource: Sendable {
     }
 
     func send(_ event: Event) {
-        let snapshot = state.withLock { $0.registrations }
-        for registration in snapshot {
-            let isLive = state.withLock { state in state.registrations.contains { $0.id == registration.id } }
-            guard isLive else { continue }
+        let snapshot = state.withLock { $0.order }
+        for id in snapshot {
+            guard let subscriber = state.withLock({ $0.registrations[id] }) else { continue }
             switch event {
-            case .next(let value): registration.subscriber.putNext(value)
-            case .error: registration.subscriber.putError(FuzzError(source: index))
-            case .completed: registration.subscriber.putCompletion()
+            case .next(let value): subscriber.putNext(value)
+            case .error: subscriber.putError(FuzzError(source: index))
+            case .completed: subscriber.putCompletion()
             case .started, .disposed: break
             }
         }
