@@ -314,7 +314,8 @@ async def main():
         """The slow phase and the phase after it: the slow clients read
         `slow_factor` times slower than their updates come for
         `slow_duration`, then at their rate again while the others are
-        measured for `duration` more."""
+        measured for `duration` more. Returns the round's figures and its
+        two phases' windows."""
         nonlocal max_gap
         # The event loop first catches up with the messages that waited
         # while the previous phase's percentiles were sorted (up to 100k
@@ -363,7 +364,7 @@ async def main():
             client.measuring = False
             client.windows = None
             max_gap = max(max_gap, client.max_gap_ms)
-        return {
+        figures = {
             "client_drops": int(after.get("clientDrops", 0)) - int(before.get("clientDrops", 0)),
             "client_buffer_depth": int(after.get("clientBufferDepth", 0)),
             "server_rss_mb": {"before": rss_before, "after": rss_after},
@@ -378,19 +379,19 @@ async def main():
                 1 for client in clients if client.slow and client.closed_at and client.closed_at < slow_ended
             ),
             "max_gap_ms": round(max(client.max_gap_ms for client in fast), 1),
-            "windows": (slow_windows, after_windows),
         }
+        return figures, slow_windows, after_windows
 
     def compare(rounds):
         """Median window p99 with slow clients over the median without."""
-        without_slow = median(before_windows.p99s() + [p for r in rounds for p in r["windows"][1].p99s()])
-        with_slow = median([p for r in rounds for p in r["windows"][0].p99s()])
+        without_slow = median(before_windows.p99s() + [p for _, _, after in rounds for p in after.p99s()])
+        with_slow = median([p for _, slow, _ in rounds for p in slow.p99s()])
         return {
             "window_seconds": options.window_seconds,
             "windows": {
                 "before": len(before_windows.closed),
-                "with_slow": sum(len(r["windows"][0].closed) for r in rounds),
-                "after": sum(len(r["windows"][1].closed) for r in rounds),
+                "with_slow": sum(len(slow.closed) for _, slow, _ in rounds),
+                "after": sum(len(after.closed) for _, _, after in rounds),
             },
             "without_slow": without_slow,
             "with_slow": with_slow,
@@ -408,38 +409,37 @@ async def main():
             # first rarely takes them for the same part of the second.
             rounds.append(await overload_round())
             comparison = compare(rounds)
+        figures = [round_figures for round_figures, _, _ in rounds]
         overload = {
             "slow_clients": len(clients) - len(fast),
             "seconds": options.slow_duration,
             "rounds": len(rounds),
-            "client_drops": min(r["client_drops"] for r in rounds),
-            "client_buffer_depth": rounds[-1]["client_buffer_depth"],
+            "client_drops": min(r["client_drops"] for r in figures),
+            "client_buffer_depth": figures[-1]["client_buffer_depth"],
             "server_rss_mb": {
-                "before": rounds[0]["server_rss_mb"]["before"],
-                "after": rounds[-1]["server_rss_mb"]["after"],
+                "before": figures[0]["server_rss_mb"]["before"],
+                "after": figures[-1]["server_rss_mb"]["after"],
                 "peak": rss_mb(options.server_pid, "VmHWM"),
             },
-            "fast_clients_p99_us": {"before": fast_p99, "rounds": [r["fast_clients_p99_us"] for r in rounds]},
+            "fast_clients_p99_us": {"before": fast_p99, "rounds": [r["fast_clients_p99_us"] for r in figures]},
             # The compared figures: median window p99s.
             "fast_clients_window_p99_us": comparison,
-            "fast_clients_max_gap_ms": max(r["max_gap_ms"] for r in rounds),
+            "fast_clients_max_gap_ms": max(r["max_gap_ms"] for r in figures),
             # The fewest updates one of them received, over the rate-limit
             # windows of a slow phase.
-            "fast_clients_min_update_share": min(r["fast_clients_min_update_share"] for r in rounds),
-            "slow_clients_closed_within": sum(r["slow_clients_closed_within"] for r in rounds),
+            "fast_clients_min_update_share": min(r["fast_clients_min_update_share"] for r in figures),
+            "slow_clients_closed_within": sum(r["slow_clients_closed_within"] for r in figures),
             "window_p99s_us": {
                 "before": [round(value) for value in before_windows.p99s()],
                 "rounds": [
                     {
-                        "with_slow": [round(value) for value in r["windows"][0].p99s()],
-                        "after": [round(value) for value in r["windows"][1].p99s()],
+                        "with_slow": [round(value) for value in slow.p99s()],
+                        "after": [round(value) for value in after.p99s()],
                     }
-                    for r in rounds
+                    for _, slow, after in rounds
                 ],
             },
         }
-        for r in rounds:
-            del r["windows"]
 
     # Clients the server closed before the drop. A slow client may be one
     # once its phase is over (market-server pings every --ping-seconds, 30 by
@@ -448,10 +448,9 @@ async def main():
     # within its rate never is.
     closed_by_server = [client for client in clients if client.closed_at is not None]
     fast_closed = [client.index for client in closed_by_server if not client.slow]
-    if fast_closed:
-        errors_before_drop = [f"the server closed {len(fast_closed)} clients that read at their rate: {fast_closed[:10]}"]
-    else:
-        errors_before_drop = []
+    errors_before_drop = (
+        [f"the server closed {len(fast_closed)} clients that read at their rate: {fast_closed[:10]}"] if fast_closed else []
+    )
     # Drop half abruptly: no closing handshake.
     dropped = clients[: options.clients // 2]
     for client in dropped:

@@ -44,7 +44,7 @@ final class Model {
     }
 
     /// Whether every subscription any source had has ended.
-    var sourcesAreIdle: Bool { sources.allSatisfy { $0.live.isEmpty } }
+    var sourcesAreIdle: Bool { sources.allSatisfy(\.isIdle) }
 
     /// Every subscription made, kept until `endRun()`: a stage's callbacks
     /// hold it unowned, and a stage can end, and be dropped by its parent,
@@ -186,7 +186,7 @@ final class ModelSource {
     final class Registration: ModelSubscription {
         let sink: (Event) -> Void
         weak var source: ModelSource?
-        fileprivate(set) var isLive = true
+        private(set) var isLive = true
         init(_ sink: @escaping (Event) -> Void, source: ModelSource) {
             self.sink = sink
             self.source = source
@@ -201,8 +201,8 @@ final class ModelSource {
     private var registrations: [Registration] = []
     private var ended = 0
 
-    /// The live subscriptions, in subscription order.
-    var live: [Registration] { registrations.filter(\.isLive) }
+    /// No subscription is live.
+    var isIdle: Bool { !registrations.contains(where: \.isLive) }
 
     func subscribe(_ sink: @escaping (Event) -> Void) -> ModelSubscription {
         let registration = Registration(sink, source: self)
