@@ -15,9 +15,9 @@
 // A subscription started before a propagation is installed carries no
 // context (install at bootstrap, before the signals start).
 
-/// A value and the context of the code that sent it (nil: the propagation
-/// was uninstalled meanwhile).
-struct _InContext<T: Sendable>: Sendable {
+/// A value and the context of the code that sent it (nil: no propagation
+/// was installed when it was sent).
+struct _InContext<T> {
     let value: T
     let context: _CapturedContext?
 
@@ -34,6 +34,8 @@ struct _InContext<T: Sendable>: Sendable {
         _run(in: context) { body(value) }
     }
 }
+
+extension _InContext: Sendable where T: Sendable {}
 
 /// The context of the code that sent a subscription's terminal event, from
 /// the sender (before the event enters the boundary) to the delivery on the

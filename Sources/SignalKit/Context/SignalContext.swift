@@ -64,9 +64,11 @@ public enum SignalContext {
     /// Installs `propagation` for the whole process: every asynchronous
     /// boundary captures its context from then on. Call it once, at
     /// bootstrap, before the signals whose events should carry a context are
-    /// started. Installing another replaces it (events already in flight are
-    /// delivered with no context: their captured value belongs to the
-    /// previous propagation).
+    /// started. Installing another replaces it: events already in flight are
+    /// delivered with no context (`withContext(nil, …)` of the new
+    /// propagation), since their captured value belongs to the previous one;
+    /// a bounded boundary or an actor delivery started before carries its
+    /// values' contexts for its whole life, each delivered the same way.
     ///
     /// Each installed propagation stays allocated for the life of the process
     /// (a boundary reads it without retaining it).
@@ -97,10 +99,19 @@ struct _CapturedContext: Sendable {
     let hook: _ContextHook
     let value: (any Sendable)?
 
-    /// Runs `body` in the captured context, restoring the previous one after.
+    /// Runs `body` in the captured context, restoring the previous one
+    /// after. A context captured by a propagation that has since been
+    /// replaced is not the installed one's: `body` runs with none, under the
+    /// installed propagation (so the delivering thread's context does not
+    /// leak into it). With none installed any more, the capturing
+    /// propagation restores its own.
     @inline(__always)
     func run(_ body: () -> Void) {
-        hook.run(value, body)
+        if let installed = _ContextHook.installed, installed !== hook {
+            installed.run(nil, body)
+        } else {
+            hook.run(value, body)
+        }
     }
 }
 
@@ -170,4 +181,13 @@ func _run(in captured: _CapturedContext?, _ body: () -> Void) {
     } else {
         body()
     }
+}
+
+/// Runs `body` in `captured` (as `_run(in:_:)`) and returns its result.
+@inline(__always)
+func _run<Result>(in captured: _CapturedContext?, returning body: () -> Result) -> Result {
+    guard let captured else { return body() }
+    var result: Result?
+    captured.run { result = body() }
+    return result!
 }

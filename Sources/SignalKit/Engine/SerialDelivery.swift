@@ -22,6 +22,13 @@
 // the order they were pushed; an operator that must order its own decisions
 // with its deliveries pushes while holding its own lock (`push`) and drains
 // after unlocking (`drain`).
+//
+// Context: an event is delivered in the context of the code that pushed it
+// (`.pusher`), or in its sender's when the operator stored it (`.sender`: a
+// value a timer or a terminal event flushes keeps the context it was sent
+// in), even when another feeder's thread delivers it. An event its own pusher delivers
+// at once needs nothing restored; one left in the FIFO for another
+// deliverer carries its context there (see `SignalContextPropagation`).
 
 /// One event waiting to be delivered.
 enum _QueuedEvent<T, E> {
@@ -32,6 +39,36 @@ enum _QueuedEvent<T, E> {
 
 extension _QueuedEvent: Sendable where T: Sendable, E: Sendable {}
 
+/// The context a pushed event is delivered in.
+enum _PushContext {
+    /// The pushing code's own, captured by it (before it took a lock of its
+    /// own).
+    case pusher(_CapturedContext?)
+    /// Another sender's: a stored value that a timer or a terminal event
+    /// sends keeps the context it was sent in.
+    case sender(_CapturedContext?)
+
+    /// What the FIFO keeps: nothing for the pusher's own event when the
+    /// pusher delivers it at once (nobody was delivering, so the queue was
+    /// empty and this event is the first it delivers, on its own thread,
+    /// where its context is current).
+    @inline(__always)
+    func carried(deliveredByPusher: Bool) -> _CapturedContext? {
+        switch self {
+        case .pusher(let context): deliveredByPusher ? nil : context
+        case .sender(let context): context
+        }
+    }
+}
+
+/// An event in a `_SerialDelivery`'s FIFO, with the context to deliver it in
+/// (nil: as the deliverer's thread is, which is its pusher's own, or no
+/// propagation was installed).
+struct _PushedEvent<T, E> {
+    let event: _QueuedEvent<T, E>
+    let context: _CapturedContext?
+}
+
 /// Hands events to `downstream` one at a time (see the top of this file).
 ///
 /// `@unchecked Sendable`: `queue`, `delivering` and `closed` are guarded by
@@ -40,7 +77,7 @@ extension _QueuedEvent: Sendable where T: Sendable, E: Sendable {}
 final class _SerialDelivery<T, E>: @unchecked Sendable {
     let downstream: Subscriber<T, E>
     private let mutex = _Mutex()
-    private var queue = _FIFO<_QueuedEvent<T, E>>()
+    private var queue = _FIFO<_PushedEvent<T, E>>()
     private var delivering = false
     private var closed = false
 
@@ -57,12 +94,22 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         mutex.withLock { closed }
     }
 
-    /// Records `event` (borrowed: a dropped event is released by the caller,
-    /// after the lock). Returns true if the caller must call `drain()` (it
-    /// became the deliverer); false if the event was dropped (the delivery is
-    /// closed) or another deliverer will deliver it. Safe to call while
-    /// holding the caller's own lock: it never calls out.
+    /// Records `event`, to be delivered in the calling code's context.
+    /// Returns true if the caller must call `drain()` (it became the
+    /// deliverer); false if the event was dropped (the delivery is closed) or
+    /// another deliverer will deliver it. Reads the propagation's current
+    /// context: a caller holding a lock of its own captures it before taking
+    /// that lock and calls `push(_:_:)`.
+    @inline(__always)
     func push(_ event: _QueuedEvent<T, E>) -> Bool {
+        push(event, .pusher(_ContextHook.capture()))
+    }
+
+    /// Records `event` (borrowed: a dropped event is released by the caller,
+    /// after the lock), to be delivered in `context`; returns as
+    /// `push(_:)`. Safe to call while holding the caller's own lock: it never
+    /// calls out.
+    func push(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> Bool {
         mutex.lock()
         guard !closed else {
             mutex.unlock()
@@ -72,7 +119,7 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         case .next: break
         case .error, .completed: closed = true
         }
-        queue.append(event)
+        queue.append(_PushedEvent(event: event, context: context.carried(deliveredByPusher: !delivering)))
         guard !delivering else {
             mutex.unlock()
             return false
@@ -87,16 +134,18 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     func drain() {
         while true {
             mutex.lock()
-            guard let event = queue.popFirst() else {
+            guard let pushed = queue.popFirst() else {
                 delivering = false
                 mutex.unlock()
                 return
             }
             mutex.unlock()
-            switch event {
-            case .next(let value): downstream.putNext(value)
-            case .error(let error): downstream.putError(error)
-            case .completed: downstream.putCompletion()
+            _run(in: pushed.context) {
+                switch pushed.event {
+                case .next(let value): downstream.putNext(value)
+                case .error(let error): downstream.putError(error)
+                case .completed: downstream.putCompletion()
+                }
             }
         }
     }

@@ -104,6 +104,11 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
     /// subscribing, disposing or calling out.
     let mutex = _Mutex()
     private var state = State()
+    /// The context current at `start` (the owner is made by the signal's
+    /// generator): every later step is subscribed in it, since a
+    /// resubscription is subscription-time work, not part of the event that
+    /// caused it (see `SignalContextPropagation`).
+    private let startContext = _ContextHook.capture()
 
     init() {}
 
@@ -148,7 +153,7 @@ class _StepTrampoline: Disposable, @unchecked Sendable {
                 }
                 return
             }
-            let handle = subscribe()
+            let handle = _run(in: startContext, returning: subscribe)
             let (toDispose, next) = mutex.withLock { () -> ((any Disposable)?, Int?) in
                 let toDispose = state.slot.install(handle, step: step)
                 if state.gate.takeTurn(unless: state.stopped || state.slot.isDisposed) {

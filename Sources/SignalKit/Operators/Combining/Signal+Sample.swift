@@ -21,7 +21,9 @@
 /// - Returns: a function from a signal to the sampled signal.
 ///
 /// - Threading: a sample is delivered on the sampler's thread, one event at
-///   a time with the other input's terminal events (see `_SerialDelivery`).
+///   a time with the other input's terminal events (see `_SerialDelivery`),
+///   in the context of the code that sent the sampled value (see
+///   ``SignalContextPropagation``).
 /// - Termination: completes when either signal completes; the first error of
 ///   either is forwarded.
 /// - Disposal: termination or disposal disposes this signal's subscription,
@@ -44,14 +46,15 @@ public func sample<T: Sendable, U, E>(_ sampler: Signal<U, E>) -> (Signal<T, E>)
 /// `@unchecked Sendable`: `latest` is guarded by `_LockedState`.
 final class _SampleState<T, E>: @unchecked Sendable {
     let delivery: _SerialDelivery<T, E>
-    private let latest = _LockedState<T?>(nil)
+    /// The latest value, with the context of the code that sent it.
+    private let latest = _LockedState<_InContext<T>?>(nil)
 
     init(downstream: Subscriber<T, E>) {
         self.delivery = _SerialDelivery(downstream: downstream)
     }
 
     func store(_ value: T) {
-        var previous: T? = value
+        var previous: _InContext<T>? = _InContext(capturing: value)
         latest.withLock { swap(&$0, &previous) }
         // The replaced value is released here, outside the lock.
         withExtendedLifetime(previous) {}
@@ -60,13 +63,13 @@ final class _SampleState<T, E>: @unchecked Sendable {
     func tick() {
         // Pushed under the lock: samples keep the order of the ticks.
         let mustDrain = latest.withLock { latest in
-            latest.map { delivery.push(.next($0)) } ?? false
+            latest.map { delivery.push(.next($0.value), .sender($0.context)) } ?? false
         }
         if mustDrain { delivery.drain() }
     }
 
     func releaseLatest() {
-        var released: T?
+        var released: _InContext<T>?
         latest.withLock { swap(&$0, &released) }
         withExtendedLifetime(released) {}
     }

@@ -129,13 +129,14 @@ final class _ZipState<R, E>: @unchecked Sendable {
     }
 
     func putNext<T>(_ value: T, into slot: _ZipSlot<T>) {
+        let context = _ContextHook.capture()
         let outcome = state.withLock { state -> (ended: Bool, mustDrain: Bool)? in
             guard !state.terminated else { return nil }
             if slot.values.isEmpty { state.filled += 1 }
             slot.values.append(value)
             var mustDrain = false
             if state.filled == slots.count {
-                mustDrain = delivery.push(.next(combine()))
+                mustDrain = delivery.push(.next(combine()), .pusher(context))
                 state.filled = 0
                 var exhausted = false
                 for slot in slots where !slot.isEmpty {
@@ -146,7 +147,7 @@ final class _ZipState<R, E>: @unchecked Sendable {
                 }
                 if exhausted {
                     state.terminated = true
-                    mustDrain = delivery.push(.completed) || mustDrain
+                    mustDrain = delivery.push(.completed, .pusher(context)) || mustDrain
                 }
             }
             return (state.terminated, mustDrain)
@@ -159,22 +160,24 @@ final class _ZipState<R, E>: @unchecked Sendable {
     }
 
     func inputCompleted(_ slot: _ZipSlotBase) {
+        let context = _ContextHook.capture()
         let (ended, mustDrain) = state.withLock { state -> (Bool, Bool) in
             guard !state.terminated else { return (false, false) }
             slot.completed = true
             guard slot.isEmpty else { return (false, false) }
             state.terminated = true
-            return (true, delivery.push(.completed))
+            return (true, delivery.push(.completed, .pusher(context)))
         }
         if ended { releaseValues() }
         if mustDrain { delivery.drain() }
     }
 
     func putError(_ error: E) {
+        let context = _ContextHook.capture()
         let (first, mustDrain) = state.withLock { state -> (Bool, Bool) in
             let first = !state.terminated
             state.terminated = true
-            return (first, first && delivery.push(.error(error)))
+            return (first, first && delivery.push(.error(error), .pusher(context)))
         }
         if first { releaseValues() }
         if mustDrain { delivery.drain() }

@@ -144,6 +144,10 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
 
     let policy: _RetryPolicy<E, R>
     private let state: _LockedState<State>
+    /// The context current at `start` (the run is made by the signal's
+    /// generator): a resubscription runs in it, not in the context of the
+    /// code that sent the error (see `SignalContextPropagation`).
+    private let startContext = _ContextHook.capture()
 
     init(signal: Signal<T, E>, policy: _RetryPolicy<E, R>) {
         self.state = _LockedState(State(signal: signal))
@@ -180,8 +184,9 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
             defer { state.nextStep += 1 }
             return state.nextStep
         }
-        let wait = policy.queue.cancellableAfter(delay) { [self] in
-            subscribe(downstream)
+        // `_cancellableAfter`: not in the failing sender's context.
+        let wait = policy.queue._cancellableAfter(delay) { [self] in
+            _run(in: startContext) { subscribe(downstream) }
         }
         install(wait, step: step)
     }

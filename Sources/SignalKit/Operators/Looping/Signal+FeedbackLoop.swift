@@ -70,6 +70,10 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     /// Running: a frame runs the loop in `iterate`; due: an iteration
     /// completed while it did.
     private let gate = _LockedState(_RunAgainGate())
+    /// The context current at `start`: every iteration is made and
+    /// subscribed in it (subscription-time work, see
+    /// `SignalContextPropagation`).
+    private let startContext = _ContextHook.capture()
 
     init(
         once: @escaping @Sendable (SignalFeedbackLoopState<R1>) -> Signal<R1, E>?,
@@ -86,6 +90,10 @@ final class _FeedbackLoop<R1, R, E>: @unchecked Sendable {
     /// completed synchronously inside `_start`), that frame continues it.
     func iterate() {
         guard gate.withLock({ $0.enter() }) else { return }
+        _run(in: startContext, runLoop)
+    }
+
+    private func runLoop() {
         while true {
             // Stop when disposed, or when the downstream has ended
             // (loops stop when their downstream stops).

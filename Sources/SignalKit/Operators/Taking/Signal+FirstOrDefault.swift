@@ -83,15 +83,19 @@ struct _LastOrDefaultSink<T, E>: _PassThroughSink {
     typealias Failure = E
     let downstream: Subscriber<T, E>
     let defaultValue: T
-    let last = _GuardedValue<T?>(nil)
+    let last = _GuardedValue<_InContext<T>?>(nil)
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // The replaced value is released here, outside the lock.
-        _ = last.exchange(value)
+        _ = last.exchange(_InContext(capturing: value))
     }
 
     func putCompletion() {
-        downstream.putNext(last.exchange(nil) ?? defaultValue)
+        if let last = last.exchange(nil) {
+            last.deliver { downstream.putNext($0) }
+        } else {
+            downstream.putNext(defaultValue)
+        }
         downstream.putCompletion()
     }
 }

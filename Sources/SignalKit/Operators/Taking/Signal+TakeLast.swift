@@ -60,8 +60,8 @@ struct _TakeLastSink<T, E>: _PassThroughSink {
     }
 
     func putCompletion() {
-        if let value = state.take() {
-            downstream.putNext(value)
+        if let last = state.take() {
+            last.deliver { downstream.putNext($0) }
         }
         downstream.putCompletion()
     }
@@ -79,7 +79,11 @@ struct _LastSink<T, E>: _PassThroughSink {
     }
 
     func putCompletion() {
-        downstream.putNext(state.take())
+        if let last = state.take() {
+            last.deliver { downstream.putNext($0) }
+        } else {
+            downstream.putNext(nil)
+        }
         downstream.putCompletion()
     }
 }
@@ -87,12 +91,13 @@ struct _LastSink<T, E>: _PassThroughSink {
 /// The last value received, per subscription (`takeLast`, `last`).
 final class _LastValueState<T>: @unchecked Sendable {
     // `@unchecked Sendable`: `value` is guarded by `_LockedState`.
-    private let value = _LockedState<T?>(nil)
+    private let value = _LockedState<_InContext<T>?>(nil)
 
     /// Stores `newValue`; returns the value it replaces, to be released by
     /// the caller outside the lock.
-    func replace(with newValue: T) -> T? {
-        value.withLock { value in
+    func replace(with newValue: T) -> _InContext<T>? {
+        let newValue = _InContext(capturing: newValue)
+        return value.withLock { value in
             let replaced = value
             value = newValue
             return replaced
@@ -100,7 +105,7 @@ final class _LastValueState<T>: @unchecked Sendable {
     }
 
     /// Takes the stored value out (nil if none).
-    func take() -> T? {
+    func take() -> _InContext<T>? {
         value.withLock { $0.take() }
     }
 }
@@ -169,7 +174,7 @@ struct _TakeLastCountSink<T, E>: _PassThroughSink {
     typealias Output = T
     typealias Failure = E
     let downstream: Subscriber<T, E>
-    let ring: _GuardedValue<_RingBuffer<T>>
+    let ring: _GuardedValue<_RingBuffer<_InContext<T>>>
 
     init(downstream: Subscriber<T, E>, count: Int) {
         self.ring = _GuardedValue(_RingBuffer(capacity: count))
@@ -178,12 +183,13 @@ struct _TakeLastCountSink<T, E>: _PassThroughSink {
 
     func putNext(_ value: T, from _: _SubscriptionBase) {
         // The evicted value is released here, outside the lock.
+        let value = _InContext(capturing: value)
         _ = ring.withLock { $0.append(value) }
     }
 
     func putCompletion() {
         for value in ring.withLock({ $0.removeAll() }) {
-            downstream.putNext(value)
+            value.deliver { downstream.putNext($0) }
         }
         downstream.putCompletion()
     }

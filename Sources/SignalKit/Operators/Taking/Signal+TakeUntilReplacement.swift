@@ -78,6 +78,7 @@ final class _ReplacementState<T, E>: @unchecked Sendable {
     /// An event of the signal (`isReplacement == false`) or of the
     /// replacement.
     func send(_ event: _QueuedEvent<T, E>, isReplacement: Bool) {
+        let context = _ContextHook.capture()
         let pushed = state.withLock { state -> (first: Bool, mustDrain: Bool)? in
             if !isReplacement {
                 var dropped = state.replaced
@@ -87,7 +88,7 @@ final class _ReplacementState<T, E>: @unchecked Sendable {
             }
             let first = isReplacement && !state.replaced
             if first { state.replaced = true }
-            return (first, delivery.push(event))
+            return (first, delivery.push(event, .pusher(context)))
         }
         guard let (first, mustDrain) = pushed else { return }
         if first { disposeSource() }

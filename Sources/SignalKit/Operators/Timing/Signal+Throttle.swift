@@ -174,24 +174,26 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
             swap(&flushed, &state.pending)
             swap(&firedTimer, &state.timer)
             swap(&context, &state.pendingContext)
-            if let flushed { return delivery.push(.next(flushed)) }
+            if let flushed { return delivery.push(.next(flushed), .sender(context)) }
             return false
         }
         firedTimer = nil  // released outside the lock
-        if mustDrain { _run(in: context) { delivery.drain() } }
+        if mustDrain { delivery.drain() }
     }
 
-    /// Sends the waiting value (if any), then completes.
+    /// Sends the waiting value (if any) in the context it was sent in, then
+    /// completes in the completer's.
     final func putCompletion() {
         var flushed: T?
+        let completer = _ContextHook.capture()
         let (oldTimer, mustDrain) = state.withLock { state -> ((any Disposable)?, Bool) in
             swap(&flushed, &state.pending)
-            state.pendingContext = nil
+            let sender = state.pendingContext.take()
             let oldTimer = state.timer.take()
             state.stopped = true
             var mustDrain = false
-            if let flushed { mustDrain = delivery.push(.next(flushed)) }
-            mustDrain = delivery.push(.completed) || mustDrain
+            if let flushed { mustDrain = delivery.push(.next(flushed), .sender(sender)) }
+            mustDrain = delivery.push(.completed, .pusher(completer)) || mustDrain
             return (oldTimer, mustDrain)
         }
         oldTimer?.dispose()
@@ -230,7 +232,7 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
         var replaced: T?
         var oldTimer: (any Disposable)?
         var armed: Int?
-        let context = throttled ? _ContextHook.capture() : nil
+        let context = _ContextHook.capture()
         let outcome = state.withLock { state -> Bool? in
             guard !state.stopped else { return nil }
             swap(&replaced, &state.pending)
@@ -243,7 +245,7 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
                 armed = state.generation
                 return false
             }
-            return delivery.push(.next(value))
+            return delivery.push(.next(value), .pusher(context))
         }
         guard let mustDrain = outcome else { return }
         oldTimer?.dispose()
