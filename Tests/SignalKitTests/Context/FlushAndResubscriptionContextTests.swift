@@ -226,6 +226,43 @@ struct FlushContextError: Error, Equatable {}
     }
 }
 
+/// An owner for the emitter test.
+private final class EmitterOwner: Sendable {}
+
+@Suite struct TimerAndEmitterContextTests {
+    init() { _ = testTraceInstalled }
+
+    /// `timeout`'s alternate signal is subscribed by the timer armed at
+    /// `start`: in the context current at `start`.
+    @Test func timeoutSubscribesTheAlternateInTheContextOfStart() {
+        let scheduler = VirtualTimeScheduler()
+        let contexts = EventLog()
+        let alternate = TestSource<Int, FlushContextError>("alternate", log: EventLog()) { _ in
+            contexts.append(traceName())
+        }
+        let source = TestSource<Int, FlushContextError>("source", log: EventLog())
+        let signal = source.signal |> timeout(1, queue: scheduler.makeQueue(), alternate: alternate.signal)
+        let handle = TestTrace.$current.withValue("START") { signal.start() }
+        TestTrace.$current.withValue("runner") { scheduler.advance(by: 1) }
+        #expect(contexts.events == ["START"])
+        handle.dispose()
+    }
+
+    /// An observer with a queue runs in the context of the code that fired.
+    @Test func anEmittersQueuedObserverRunsInTheFirersContext() {
+        let scheduler = VirtualTimeScheduler()
+        let log = EventLog()
+        let owner = EmitterOwner()
+        let emitter = EventEmitter<Int>()
+        emitter.addObserver(owner, queue: scheduler.makeQueue()) { _, value in log.append("\(value) \(traceName())") }
+        TestTrace.$current.withValue("FIRER") { emitter.fire(1) }
+        emitter.fire(2)
+        TestTrace.$current.withValue("runner") { scheduler.advance(by: 0) }
+        #expect(log.events == ["1 FIRER", "2 none"])
+        withExtendedLifetime(owner) {}
+    }
+}
+
 @Suite struct ResubscriptionContextTests {
     init() { _ = testTraceInstalled }
 
