@@ -38,8 +38,12 @@ import Synchronization
 ///
 /// **The rule.** A value, an error or a completion is delivered in the
 /// context of the code that sent it (`putNext` on the far side of the
-/// boundary); work that happens at subscription time (`runOn`'s subscribe, a
-/// timer's start) in the context current at `start`. A delivery whose sender
+/// boundary), also when an operator stored it and a timer, a sampler or a
+/// terminal event sends it later (a value an operator makes at completion,
+/// such as an aggregate, goes out in the completer's); work that happens at
+/// subscription time (`runOn`'s subscribe, a timer's start, every
+/// resubscription of `retry`, `restart` and the other loops, `then`'s next
+/// signal) in the context current at `start`. A delivery whose sender
 /// had no context runs with none (`withContext(nil, …)`), never with whatever
 /// the delivering thread had: two subscriptions on one queue never see each
 /// other's context. A task iterating `values()` keeps its own task's context,
