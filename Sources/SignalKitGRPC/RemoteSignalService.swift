@@ -34,8 +34,8 @@ public import SignalKit
 ///
 /// ## Slow clients
 ///
-/// SignalKit has no backpressure: a signal pushes its values whether the
-/// network keeps up or not. A served stream keeps the values not yet handed
+/// A signal pushes its values whether the network keeps up or not: a slow
+/// client cannot slow its source down. A served stream keeps the values not yet handed
 /// to gRPC in a buffer of its own and hands everything that waits over as
 /// one batch (`write(contentsOf:)`) each time gRPC has taken the previous
 /// batch (which waits while the transport's flow control holds it back). The
