@@ -1,9 +1,17 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
+import Dispatch
 import SignalKit
 import SignalKitTesting
+import Synchronization
 import Testing
 
+// Context propagation under threads and across propagation changes.
+//
+// Concurrent senders: an operator fed by several inputs delivers an event
+// that one thread sends while another thread is delivering from that other
+// thread, in the event's own sender's context.
+//
 // Replacing and removing the process's context propagation while events are
 // in flight (`SignalContext.install(_:)`, `SignalContext.uninstall()`): an
 // event captured by a propagation that has since been replaced is delivered
@@ -88,6 +96,40 @@ extension StressSuite {
             FirstTrace.$current.withValue("RUNNER") { scheduler.advance(by: 2) }
             #expect(log.events == ["1 first=OLD second=none"], "\(named)")
             handle.dispose()
+        }
+    }
+
+    @Suite(.serialized) struct ConcurrentSendersContextTests {
+        /// Two threads send into `merge` at once, each under its own trace
+        /// (even values from "EVEN", odd from "ODD"): whichever thread
+        /// delivers, every value sees its own sender's trace.
+        @Test func mergeDeliversEveryValueInItsSendersContextUnderConcurrentSenders() {
+            defer { SignalContext.uninstall() }
+            SignalContext.install(FirstTracePropagation())
+            let check = LeakCheck()
+            let perThread = 20_000 * stressScale
+            do {
+                let even = ValuePipe<Int>()
+                let odd = ValuePipe<Int>()
+                let delivered = Synchronization.Atomic<Int>(0)
+                let mismatches = Synchronization.Atomic<Int>(0)
+                let handle = merge([even.signal(), odd.signal()]).start(next: { value in
+                    delivered.add(1, ordering: .relaxed)
+                    if FirstTrace.current != (value.isMultiple(of: 2) ? "EVEN" : "ODD") {
+                        mismatches.add(1, ordering: .relaxed)
+                    }
+                })
+                DispatchQueue.concurrentPerform(iterations: 2) { index in
+                    let (pipe, trace) = index == 0 ? (even, "EVEN") : (odd, "ODD")
+                    FirstTrace.$current.withValue(trace) {
+                        for step in 0..<perThread { pipe.putNext(2 * step + index) }
+                    }
+                }
+                #expect(delivered.load(ordering: .relaxed) == 2 * perThread)
+                #expect(mismatches.load(ordering: .relaxed) == 0)
+                handle.dispose()
+            }
+            #expect(check.leaks() == nil)
         }
     }
 }
