@@ -11,13 +11,18 @@ import Synchronization
 ///
 /// * First drop: `SignalKit: a bounded boundary dropped its first value`,
 ///   logged on the thread that dropped, with the metadata `signal` (the
-///   buffered signal's name), `policy` and `depth`. Once per name for the
-///   life of the process.
+///   buffered signal's name), `policy` and `depth`. Once per name's entry:
+///   an entry lives while a subscription of its name does and for
+///   ``SignalKitDebug/bufferStatisticsRetention`` after, so a name
+///   whose entry went away logs its first drop again.
 /// * Summary, every `interval` on `queue`, for each name whose counters grew:
 ///   `SignalKit: 1234 values dropped in the last 10 seconds`, with `signal`,
 ///   `policy`, `drops` (in the interval), `dropsTotal`, `overflows` and
 ///   `blockedSends` (in the interval) and `depth`. A boundary that drops a
 ///   million values a second costs one line per interval, not a million.
+///   `dropsTotal` is the entry's: a name's new entry counts from zero. Log
+///   more often than the retention: what an entry dropped after the
+///   previous summary is not logged once the entry has gone.
 ///
 /// ```swift
 /// let dropLogging = SignalBufferDropLogger.start(logger: Logger(label: "signalkit"), on: Queue(name: "drop-log"))
@@ -62,7 +67,8 @@ final class _DropSummaries: Sendable {
     private let logger: Logger
     private let level: Logger.Level
     private let interval: Duration
-    private let logged = Mutex<[String: SignalBufferStatistics]>([:])
+    /// The statistics last logged by name, with the serial of their entry.
+    private let logged = Mutex<[String: (entry: UInt64, statistics: SignalBufferStatistics)]>([:])
 
     init(logger: Logger, level: Logger.Level, interval: Duration) {
         self.logger = logger
@@ -72,25 +78,30 @@ final class _DropSummaries: Sendable {
 
     /// Takes the counters as they are as the baseline.
     func remember() {
-        let current = SignalKitDebug.bufferStatistics()
+        let current = SignalKitDebug._bufferStatisticsByEntry()
         logged.withLock { logged in
-            for statistics in current { logged[statistics.name] = statistics }
+            for (entry, statistics) in current { logged[statistics.name] = (entry, statistics) }
         }
     }
 
     /// Logs one line per name whose counters grew since the last call.
     func logGrowth() {
-        let current = SignalKitDebug.bufferStatistics()
+        let current = SignalKitDebug._bufferStatisticsByEntry()
         let grown = logged.withLock { logged -> [(SignalBufferStatistics, SignalBufferStatistics?)] in
+            // The names whose entry went away (see `bufferStatisticsRetention`).
+            let names = Set(current.map(\.statistics.name))
+            logged = logged.filter { names.contains($0.key) }
             var grown: [(SignalBufferStatistics, SignalBufferStatistics?)] = []
-            for statistics in current {
-                let previous = logged[statistics.name]
+            for (entry, statistics) in current {
+                // Another entry than the one logged: the name's entry went
+                // away and this one counts from zero.
+                let previous = logged[statistics.name].flatMap { $0.entry == entry ? $0.statistics : nil }
                 if statistics.drops != previous?.drops ?? 0 || statistics.overflows != previous?.overflows ?? 0
                     || statistics.blockedSends != previous?.blockedSends ?? 0
                 {
                     grown.append((statistics, previous))
                 }
-                logged[statistics.name] = statistics
+                logged[statistics.name] = (entry, statistics)
             }
             return grown
         }

@@ -28,6 +28,13 @@ import Synchronization
 ///   subscriptions), `signalkit_buffer_max_depth` and
 ///   `signalkit_buffer_subscriptions`.
 ///
+/// A name's entry goes away once its last subscription has ended for
+/// ``SignalKitDebug/bufferStatisticsRetention`` (60 seconds by default): the
+/// reporter then forgets the name, and a later entry of that name adds its
+/// counts from zero to the same counters. Record more often than the
+/// retention: what an entry counted after the previous record is not added
+/// once the entry has gone.
+///
 /// And for every dedicated-thread queue
 /// (``DedicatedThreadScheduler/statisticsByName()``), with the dimension
 /// `("thread", name)`:
@@ -107,7 +114,8 @@ final class _BufferMetrics: Sendable {
         let depth: Gauge
         let maximumDepth: Gauge
         let subscriptions: Gauge
-        var recorded: SignalBufferStatistics?
+        /// The statistics last recorded, and the serial of their entry.
+        var recorded: (entry: UInt64, statistics: SignalBufferStatistics)?
     }
 
     private let factory: any MetricsFactory
@@ -121,7 +129,13 @@ final class _BufferMetrics: Sendable {
 
     func record() {
         let factory = self.factory
-        for statistics in SignalKitDebug.bufferStatistics() {
+        let current = SignalKitDebug._bufferStatisticsByEntry()
+        byName.withLock { byName in
+            // The names whose entry went away (see `bufferStatisticsRetention`).
+            let names = Set(current.map(\.statistics.name))
+            byName = byName.filter { names.contains($0.key) }
+        }
+        for (entry, statistics) in current {
             byName.withLock { byName in
                 var metrics =
                     byName[statistics.name]
@@ -141,14 +155,16 @@ final class _BufferMetrics: Sendable {
                             recorded: nil
                         )
                     }()
-                let previous = metrics.recorded
+                // Another entry than the one recorded: the name's entry went
+                // away and this one counts from zero.
+                let previous = metrics.recorded.flatMap { $0.entry == entry ? $0.statistics : nil }
                 metrics.drops.increment(by: Int64(statistics.drops - (previous?.drops ?? 0)))
                 metrics.overflows.increment(by: Int64(statistics.overflows - (previous?.overflows ?? 0)))
                 metrics.blockedSends.increment(by: Int64(statistics.blockedSends - (previous?.blockedSends ?? 0)))
                 metrics.depth.record(statistics.depth)
                 metrics.maximumDepth.record(statistics.maximumDepth)
                 metrics.subscriptions.record(statistics.liveSubscriptions)
-                metrics.recorded = statistics
+                metrics.recorded = (entry, statistics)
                 byName[statistics.name] = metrics
             }
         }

@@ -74,6 +74,31 @@ private enum Boom: Error { case boom }
         handle.dispose()
     }
 
+    /// A name whose entry went away (no retention for it here) and came
+    /// back: the reporter adds each new entry's drops from zero, whether it
+    /// counted more or fewer than the one before.
+    @Test func theReporterAddsANamesNewEntryFromZero() {
+        let name = "metrics.newEntry"
+        SignalKitDebug._setBufferStatisticsRetention(.zero, forNamesWithPrefix: name)
+        defer { SignalKitDebug._setBufferStatisticsRetention(nil, forNamesWithPrefix: name) }
+        let metrics = TestMetrics()
+        let scheduler = VirtualTimeScheduler()
+        func subscribe(dropping drops: Int) {
+            let pipe = ValuePipe<Int>()
+            let handle =
+                (pipe.signal() |> named(name) |> deliverOn(scheduler.makeQueue(), buffer: .droppingNewest(beyond: 1)))
+                .start()
+            for value in 0...drops { pipe.putNext(value) }
+            SignalKitMetricsReporter.recordNow(factory: metrics)
+            handle.dispose()
+            #expect(!SignalKitDebug.bufferStatistics().contains { $0.name == name }, "the entry went")
+        }
+        subscribe(dropping: 2)
+        subscribe(dropping: 3)
+        subscribe(dropping: 1)
+        #expect(metrics.counterTotal(label: "signalkit_buffer_drops_total", dimensions: [("signal", name)]) == 6)
+    }
+
     @Test func theReporterAddsEachDedicatedThreadsCountsAndRecordsItsDepths() throws {
         let metrics = TestMetrics()
         let name = "metrics.thread"

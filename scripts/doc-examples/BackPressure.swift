@@ -9,3 +9,4 @@ import SignalKit
 struct Quote: Sendable {}
 var quotes: Signal<Quote, NoError> { fatalError() }
 var clientQueue: Queue { fatalError() }
+enum FeedError: Error { case tooSlow }

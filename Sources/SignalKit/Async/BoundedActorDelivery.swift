@@ -49,7 +49,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
     init(
         actor: any Actor,
         policy: SignalBuffer<E>,
-        counters: _BufferCounters,
+        counters: _BufferCounts,
         next: ((T) -> Void)?,
         error: ((E) -> Void)?,
         completed: (() -> Void)?
@@ -135,7 +135,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
                 if disposed { releaseCallbacks() }
                 return
             case .terminal(let box):
-                counters.unregister(ObjectIdentifier(self))
+                counters.detach(ObjectIdentifier(self))
                 deliver(box.event)
                 return
             case .values:
@@ -179,13 +179,17 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
         // touches them; the first disposal releases them.
         mutex.lock()
         let first = !state.disposed
+        // Blocked producers' values are dropped: counted here, before the
+        // subscription leaves its counters.
+        let blocked = first ? state.blockedProducers : 0
         let dropped = state.dispose()
         wakeBlockedProducersLocked()
         let releaseHere = first && !state.draining
         mutex.unlock()
         // Released here, outside the lock: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
-        counters.unregister(ObjectIdentifier(self))
+        counters.recordDrops(blocked)
+        counters.detach(ObjectIdentifier(self))
         if releaseHere { releaseCallbacks() }
         upstream.dispose()
     }

@@ -137,7 +137,8 @@ extension Signal where T: Sendable, E: Sendable {
     /// Drops, overflows and blocked sends are counted under the signal's
     /// name (its `description` now: name it with `named(_:)`) in
     /// ``SignalKitDebug/bufferStatistics()``, with the values waiting in
-    /// every live iteration as the depth; an ``SignalBuffer/unbounded``
+    /// every live iteration as the depth, and in the probe of a buffer made
+    /// with ``SignalBuffer/counted(by:)``; an ``SignalBuffer/unbounded``
     /// buffer counts nothing.
     ///
     /// **Threading:** values are taken on the signal's thread (which blocks

@@ -124,7 +124,8 @@ extension Signal where T: Sendable, E: Sendable {
     ///
     /// Drops, overflows and blocked sends are counted under the signal's
     /// name (its `description` now: name it with `named(_:)`) in
-    /// ``SignalKitDebug/bufferStatistics()``. ``SignalBuffer/unbounded`` is
+    /// ``SignalKitDebug/bufferStatistics()``, and in the probe of a buffer
+    /// made with ``SignalBuffer/counted(by:)``. ``SignalBuffer/unbounded`` is
     /// ``start(isolation:next:error:completed:)`` itself (one actor job per
     /// burst, nothing counted).
     ///
@@ -155,7 +156,7 @@ extension Signal where T: Sendable, E: Sendable {
         if buffer.isUnbounded {
             return start(isolation: isolation, next: next, error: error, completed: completed)
         }
-        let counters = _BufferRegistry.shared.counters(name: description, policy: buffer.description)
+        let counters = _BufferAccount(name: description, buffer: buffer).open()
         if _carriesContext {
             // Each event is delivered in its sender's context (see
             // Boundaries/ContextCarrier.swift).

@@ -11,15 +11,15 @@
 // consumer waits in `next()` is always taken. Once the task is cancelled,
 // `next()` returns nil, whatever waits.
 
-/// How one `values` sequence buffers: its policy and the counters of its
-/// name (none for an unbounded buffer).
+/// How one `values` sequence buffers: its policy and what it counts under
+/// (nothing for an unbounded buffer).
 struct _ValuesBuffering<E: Sendable>: Sendable {
     let policy: SignalBuffer<E>
     /// `values(bufferingPolicy:)` with a limit of 0 (or less): a value is kept
     /// only if it arrives while the consumer waits, or, when one such value
     /// waits, by the policy's rule with a limit of 1.
     let keepsOnlyForAWaitingConsumer: Bool
-    let counters: _BufferCounters?
+    let account: _BufferAccount?
 
     private init(
         _ policy: SignalBuffer<E>,
@@ -29,7 +29,7 @@ struct _ValuesBuffering<E: Sendable>: Sendable {
     ) {
         self.policy = policy
         self.keepsOnlyForAWaitingConsumer = keepsOnlyForAWaitingConsumer
-        counters = policy.isUnbounded ? nil : _BufferRegistry.shared.counters(name: name(), policy: description)
+        account = policy.isUnbounded ? nil : _BufferAccount(name: name(), buffer: policy, policy: description)
     }
 
     /// `values(buffer:)`; `name` is the signal's description (read only for
@@ -96,7 +96,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     /// `policy` in the fixed-layout form of the per-value path.
     private let rule: _OverflowRule<E>
     private let keepsOnlyForAWaitingConsumer: Bool
-    private let counters: _BufferCounters?
+    private let counters: _BufferCounts?
     private let handle = MetaDisposable()
 
     private let mutex = _Mutex()
@@ -118,18 +118,18 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
         policy = buffering.policy
         rule = _OverflowRule(buffering.policy)
         keepsOnlyForAWaitingConsumer = buffering.keepsOnlyForAWaitingConsumer
-        counters = buffering.counters
+        counters = buffering.account?.open()
         if case .block = buffering.policy.kind {
             condition = _Condition()
         } else {
             condition = nil
         }
-        counters?.register(self)
+        counters?.attach(self)
     }
 
     deinit {
-        // First: the statistics read registered buffers (see `_BufferCounters.live`).
-        counters?.unregister(ObjectIdentifier(self))
+        // First: the statistics read attached buffers (see `_BufferCounters.live`).
+        counters?.detach(ObjectIdentifier(self))
         handle.dispose()
         condition?.destroy()
         mutex.destroy()
@@ -179,7 +179,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
             case .value(let value):
                 return value
             case .terminal(let event):
-                counters?.unregister(ObjectIdentifier(self))
+                counters?.detach(ObjectIdentifier(self))
                 if case .failed(let error) = event { throw .error(error) }
                 return nil
             case .ended:
@@ -220,6 +220,9 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
             mutex.unlock()
             return
         }
+        // Blocked producers' values are dropped: counted here, before the
+        // subscription leaves its counters.
+        let blocked = state.blockedProducers
         let dropped = state.dispose()
         if state.blockedProducers > 0 { condition?.broadcast() }
         let waiter = self.waiter.take()
@@ -227,7 +230,8 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
         // Released here, outside the lock: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
         waiter?.resume()
-        counters?.unregister(ObjectIdentifier(self))
+        counters?.recordDrops(blocked)
+        counters?.detach(ObjectIdentifier(self))
         handle.dispose()
     }
 
@@ -292,7 +296,7 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                     let disposed = state.disposed
                     mutex.unlock()
                     if disposed {
-                        counters?.recordDrops(1)
+                        // Dropped: the disposal counted it (`end`).
                         displaced.deinitialize(count: 1)
                         return
                     }

@@ -64,7 +64,7 @@ enum _Admission {
 /// immutable or thread-safe.
 package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
     let policy: SignalBuffer<E>
-    let counters: _BufferCounters
+    let counters: _BufferCounts
     /// Adaptive: producer and drain take it for a few dozen instructions
     /// each, on two cores at once; a plain mutex sleeps in the kernel at
     /// once on a held lock. W12 measured 1,955–2,061 ns per value with a
@@ -78,15 +78,15 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// `policy` in the fixed-layout form of the per-value path.
     let rule: _OverflowRule<E>
 
-    init(policy: SignalBuffer<E>, counters: _BufferCounters) {
+    init(policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.policy = policy
         self.counters = counters
         rule = _OverflowRule(policy)
-        counters.register(self)
+        counters.attach(self)
     }
 
     deinit {
-        counters.unregister(ObjectIdentifier(self))
+        counters.detach(ObjectIdentifier(self))
         condition.destroy()
         mutex.destroy()
     }
@@ -146,8 +146,8 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                     condition.wait(mutex)
                     state.blockedProducers -= 1
                     if state.disposed {
+                        // Dropped: the disposal counted it (`disposeBuffer`).
                         mutex.unlock()
-                        counters.recordDrops(1)
                         displaced.deinitialize(count: 1)
                         return .handled
                     }
@@ -168,16 +168,19 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     }
 
     /// Stops the buffer for good: releases the waiting values (after
-    /// unlocking), wakes blocked producers (their values are dropped), and
+    /// unlocking), wakes blocked producers (their values are dropped, and
+    /// counted here, before the subscription leaves its counters), and
     /// leaves the live count.
     func disposeBuffer() {
-        let dropped = mutex.withLock { () -> _FIFO<T> in
+        let (dropped, blocked) = mutex.withLock { () -> (_FIFO<T>, Int) in
+            let blocked = state.disposed ? 0 : state.blockedProducers
             let dropped = state.dispose()
             wakeBlockedProducersLocked()
-            return dropped
+            return (dropped, blocked)
         }
         withExtendedLifetime(dropped) {}
-        counters.unregister(ObjectIdentifier(self))
+        counters.recordDrops(blocked)
+        counters.detach(ObjectIdentifier(self))
     }
 }
 

@@ -30,7 +30,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
     private nonisolated(unsafe) var completionDue: Double?
     private nonisolated(unsafe) var timer: (any Disposable)?
 
-    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, policy: SignalBuffer<E>, counters: _BufferCounters) {
+    init(downstream: Subscriber<T, E>, interval: Double, queue: Queue, policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.delivery = _SerialDelivery(downstream: downstream)
         self.interval = interval
         self.queue = queue
@@ -159,14 +159,14 @@ func _boundedDelayEvents<T: Sendable, E: Sendable>(
     queue: Queue,
     buffer: SignalBuffer<E>
 ) -> Signal<T, E> {
-    let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
+    let account = _BufferAccount(name: signal.description, buffer: buffer)
     return Signal { subscriber in
         if _carriesContext {
             return _startCarryingContext(signal, to: subscriber) { upstream, downstream in
-                _startBoundedDelay(upstream, downstream, interval: interval, queue: queue, buffer: buffer, counters: counters)
+                _startBoundedDelay(upstream, downstream, interval: interval, queue: queue, buffer: buffer, account: account)
             }
         }
-        return _startBoundedDelay(signal, subscriber, interval: interval, queue: queue, buffer: buffer, counters: counters)
+        return _startBoundedDelay(signal, subscriber, interval: interval, queue: queue, buffer: buffer, account: account)
     }._derived("delayEvents", from: signal, arguments: "\(interval), buffer: \(buffer)")
 }
 
@@ -177,9 +177,10 @@ private func _startBoundedDelay<T: Sendable, E: Sendable>(
     interval: Double,
     queue: Queue,
     buffer: SignalBuffer<E>,
-    counters: _BufferCounters
+    account: _BufferAccount
 ) -> any Disposable {
-    let delay = _BoundedDelay(downstream: subscriber, interval: interval, queue: queue, policy: buffer, counters: counters)
+    let delay = _BoundedDelay(
+        downstream: subscriber, interval: interval, queue: queue, policy: buffer, counters: account.open())
     delay.upstream.set(signal._start(_BoundedDelaySink(delay: delay)))
     return delay
 }

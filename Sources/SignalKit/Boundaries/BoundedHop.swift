@@ -74,7 +74,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     let upstream = MetaDisposable()
     /// The policy in the fixed-layout form of the per-value path.
     private let rule: _OverflowRule<E>
-    private let counters: _BufferCounters
+    private let counters: _BufferCounts
 
     /// Serialises producers (and the rare paths that need no producer in
     /// between: the terminal event, disposal). Never held while user code runs.
@@ -136,7 +136,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// large limit costs little; it doubles as values wait, up to the limit.
     static var initialSlots: Int { 16 }
 
-    init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounters) {
+    init(downstream: Subscriber<T, E>, executor: _HopExecutor, policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.downstream = downstream
         self.executor = executor
         self.counters = counters
@@ -147,11 +147,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         mask = size &- 1
         batch = _allocateFIFOSlots(of: T.self, capacity: size)
         batchCapacity = size
-        counters.register(self)
+        counters.attach(self)
     }
 
     deinit {
-        counters.unregister(ObjectIdentifier(self))
+        counters.detach(ObjectIdentifier(self))
         var position = head.load(ordering: .relaxed)
         let end = tail.load(ordering: .relaxed)
         while position != end {
@@ -282,7 +282,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             let dropped = disposed
             mutex.unlock()
             if dropped {
-                counters.recordDrops(1)
+                // Dropped: the disposal counted it (`dispose`).
                 withExtendedLifetime(value) {}
             } else {
                 putNext(value)
@@ -561,6 +561,9 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         producing.lock()
         mutex.lock()
         let dropped: _FIFO<T>
+        // The blocked producers' values are dropped: counted here, before
+        // the subscription leaves its counters.
+        var blocked = 0
         if disposed {
             dropped = _FIFO()
         } else {
@@ -568,13 +571,15 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             disposed = true
             terminalBox = nil
             dropped = takeWaitingLocked(oldest: head.load(ordering: .relaxed), end: tail.load(ordering: .relaxed))
+            blocked = blockedProducers
             if blockedProducers > 0 { condition.broadcast() }
         }
         mutex.unlock()
         producing.unlock()
         // Released here, outside the locks: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
-        counters.unregister(ObjectIdentifier(self))
+        counters.recordDrops(blocked)
+        counters.detach(ObjectIdentifier(self))
         upstream.dispose()
     }
 }
@@ -601,14 +606,14 @@ func _boundedDeliverOn<T: Sendable, E: Sendable>(
     executor: @escaping @Sendable () -> _HopExecutor,
     buffer: SignalBuffer<E>
 ) -> Signal<T, E> {
-    let counters = _BufferRegistry.shared.counters(name: signal.description, policy: buffer.description)
+    let account = _BufferAccount(name: signal.description, buffer: buffer)
     return Signal { subscriber in
         if _carriesContext {
             return _startCarryingContext(signal, to: subscriber) { upstream, downstream in
-                _startBoundedHop(upstream, downstream, executor: executor(), buffer: buffer, counters: counters)
+                _startBoundedHop(upstream, downstream, executor: executor(), buffer: buffer, account: account)
             }
         }
-        return _startBoundedHop(signal, subscriber, executor: executor(), buffer: buffer, counters: counters)
+        return _startBoundedHop(signal, subscriber, executor: executor(), buffer: buffer, account: account)
     }._derived("deliverOn", from: signal, arguments: "buffer: \(buffer)")
 }
 
@@ -618,9 +623,9 @@ private func _startBoundedHop<T: Sendable, E: Sendable>(
     _ subscriber: Subscriber<T, E>,
     executor: _HopExecutor,
     buffer: SignalBuffer<E>,
-    counters: _BufferCounters
+    account: _BufferAccount
 ) -> any Disposable {
-    let hop = _BoundedHop(downstream: subscriber, executor: executor, policy: buffer, counters: counters)
+    let hop = _BoundedHop(downstream: subscriber, executor: executor, policy: buffer, counters: account.open())
     hop.upstream.set(signal._start(_BoundedHopSink(hop: hop, downstream: subscriber)))
     return hop
 }

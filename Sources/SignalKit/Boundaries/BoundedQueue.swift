@@ -32,7 +32,7 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
     private nonisolated(unsafe) var completedWhileSubscribing = false
     private nonisolated(unsafe) var outerCompleted = false
 
-    init(downstream: Subscriber<R, E>, policy: SignalBuffer<E>, counters: _BufferCounters) {
+    init(downstream: Subscriber<R, E>, policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.downstream = downstream
         super.init(policy: policy, counters: counters)
     }
@@ -190,9 +190,9 @@ func _boundedQueue<T, R, E: Sendable>(
     buffer: SignalBuffer<E>,
     transform: @escaping @Sendable (T) -> Signal<R, E>
 ) -> Signal<R, E> {
-    let counters = _BufferRegistry.shared.counters(name: outer.description, policy: buffer.description)
+    let account = _BufferAccount(name: outer.description, buffer: buffer)
     return Signal { subscriber in
-        let queue = _BoundedQueue(downstream: subscriber, policy: buffer, counters: counters)
+        let queue = _BoundedQueue(downstream: subscriber, policy: buffer, counters: account.open())
         queue.outer.set(outer._start(_BoundedQueueOuterSink(queue: queue, transform: transform)))
         return queue
     }

@@ -28,7 +28,8 @@
 /// * a value is delivered at most once, and the values of one subscription
 ///   arrive in the order they were sent;
 /// * every dropped value is counted under the signal's name
-///   (``SignalKitDebug/bufferStatistics()``);
+///   (``SignalKitDebug/bufferStatistics()``), and in the buffer's probe if
+///   it has one (``counted(by:)``);
 /// * disposing the subscription releases the waiting values at once (a
 ///   batch the consumer is already delivering is released by the consumer,
 ///   after the callback that is running returns).
@@ -40,9 +41,14 @@
 /// The BackPressure article tells how to choose a policy.
 ///
 /// `Failure` is the error type of the signal at the boundary: only
-/// ``failing(beyond:with:)`` uses it, and for a signal that cannot fail
-/// (`NoError`) there is no value to give it, so that policy cannot be
-/// chosen there.
+/// ``failing(beyond:with:)`` uses it. A signal that cannot fail
+/// (`Signal<T, NoError>`) has no error value to give it: give the signal an
+/// error type first with `castError`, then choose `failing` with an error of
+/// that type:
+///
+/// ```swift
+/// let updates = quotes |> castError(FeedError.self) |> deliverOn(clientQueue, buffer: .failing(beyond: 100, with: .tooSlow))
+/// ```
 ///
 /// ```swift
 /// let updates = quotes |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 1_000))
@@ -60,10 +66,13 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     let kind: Kind
     /// The most values that may wait; `Int.max` for ``unbounded``.
     let capacity: Int
+    /// Where the boundaries also count (``counted(by:)``).
+    let probe: SignalBufferProbe?
 
-    private init(_ kind: Kind, capacity: Int) {
+    private init(_ kind: Kind, capacity: Int, probe: SignalBufferProbe? = nil) {
         self.kind = kind
         self.capacity = capacity
+        self.probe = probe
     }
 
     private static func checked(_ limit: Int, _ name: String) -> Int {
@@ -102,6 +111,10 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// the waiting values are dropped (and counted), upstream is disposed,
     /// and `error` is delivered next, on the consumer's side, after the value
     /// being delivered (if any).
+    ///
+    /// `error` is of the signal's error type. For a signal that cannot fail
+    /// (`NoError`, which has no value), retype it with `castError` first:
+    /// `signal |> castError(FeedError.self) |> deliverOn(queue, buffer: .failing(beyond: 100, with: .tooSlow))`.
     /// - Precondition: `limit >= 1`.
     public static func failing(beyond limit: Int, with error: Failure) -> SignalBuffer {
         SignalBuffer(.fail(error), capacity: checked(limit, "failing(beyond:with:)"))
@@ -121,6 +134,21 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// - Precondition: `limit >= 1`.
     public static func blocking(beyond limit: Int) -> SignalBuffer {
         SignalBuffer(.block, capacity: checked(limit, "blocking(beyond:)"))
+    }
+
+    /// This policy, with every boundary that uses it also counting into
+    /// `probe`: its drops, overflows, blocked sends, depth and live
+    /// subscriptions, readable as ``SignalBufferProbe/statistics`` without a
+    /// name (see ``SignalBufferProbe``). The name's entry in
+    /// ``SignalKitDebug/bufferStatistics()`` counts them as well.
+    /// ``unbounded`` counts nothing, so its probe stays at zero.
+    ///
+    /// ```swift
+    /// let probe = SignalBufferProbe()
+    /// let updates = quotes |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 100).counted(by: probe))
+    /// ```
+    public func counted(by probe: SignalBufferProbe) -> SignalBuffer {
+        SignalBuffer(kind, capacity: capacity, probe: probe)
     }
 
     /// Whether this is ``unbounded``.
@@ -151,5 +179,20 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
         case .fail: "failing(beyond: \(capacity))"
         case .block: "blocking(beyond: \(capacity))"
         }
+    }
+}
+
+extension SignalBuffer where Failure == NoError {
+    /// Not for a signal that cannot fail: `NoError` has no value to fail
+    /// with. Retype the signal with `castError` first, then choose
+    /// ``failing(beyond:with:)`` with an error of that type:
+    /// `ticks |> castError(FeedError.self) |> deliverOn(queue, buffer: .failing(beyond: 100, with: .tooSlow))`.
+    @available(
+        *, unavailable,
+        message:
+            "a signal that cannot fail (NoError) has no error for .failing: retype it first with castError, e.g. signal |> castError(FeedError.self) |> deliverOn(queue, buffer: .failing(beyond: 100, with: .tooSlow))"
+    )
+    public static func failing<Other: Error>(beyond limit: Int, with error: Other) -> SignalBuffer {
+        fatalError("unavailable")
     }
 }

@@ -50,7 +50,7 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBounda
     /// A buffer under `policy`, counted under `name` in
     /// `SignalKitDebug.bufferStatistics()`.
     package init(policy: SignalBuffer<E>, name: String) {
-        super.init(policy: policy, counters: _BufferRegistry.shared.counters(name: name, policy: policy.description))
+        super.init(policy: policy, counters: _BufferAccount(name: name, buffer: policy).open())
     }
 
     /// Runs `start` (which subscribes the signal and returns its handle,

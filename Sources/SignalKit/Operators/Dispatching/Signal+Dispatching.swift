@@ -79,7 +79,9 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
 /// a producer blocked by `.blocking` returns (its value is dropped).
 ///
 /// Drops, overflows, blocked sends and the depth are counted under the
-/// upstream's name (``SignalKitDebug/bufferStatistics()``).
+/// upstream's name (``SignalKitDebug/bufferStatistics()``), and in the
+/// probe of a buffer made with ``SignalBuffer/counted(by:)`` (a
+/// subscription's figures without a name).
 ///
 /// ```swift
 /// let updates = loadProfile(id) |> deliverOn(uiQueue, buffer: .latest)
