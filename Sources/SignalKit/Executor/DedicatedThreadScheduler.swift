@@ -160,14 +160,27 @@ extension Queue {
     /// `DedicatedThreadScheduler`), for hops where latency matters more
     /// than a core: see the scheduler for the wait strategies, what happens
     /// when its ring is full, and its lifetime. Reach the scheduler through
-    /// `queue.scheduler as? DedicatedThreadScheduler` (statistics,
-    /// `shutdown()`).
+    /// ``Queue/dedicatedThread`` (statistics, `shutdown()`).
     public convenience init(
         dedicatedThread name: String,
         waitStrategy: DedicatedThreadScheduler.WaitStrategy = .spinThenPark(.microseconds(50)),
         capacity: Int = 4096
     ) {
         self.init(scheduler: DedicatedThreadScheduler(name: name, waitStrategy: waitStrategy, capacity: capacity))
+    }
+
+    /// The thread of a queue made with `Queue(dedicatedThread:)` (or with
+    /// `Queue(scheduler:)` and a ``DedicatedThreadScheduler``), else nil: its
+    /// ``DedicatedThreadScheduler/statistics`` and
+    /// ``DedicatedThreadScheduler/shutdown()`` without a cast.
+    ///
+    /// ```swift
+    /// let hop = Queue(dedicatedThread: "orders", waitStrategy: .park)
+    /// print(hop.dedicatedThread?.statistics.spilledTotal ?? 0)
+    /// hop.dedicatedThread?.shutdown()
+    /// ```
+    public var dedicatedThread: DedicatedThreadScheduler? {
+        scheduler as? DedicatedThreadScheduler
     }
 }
 

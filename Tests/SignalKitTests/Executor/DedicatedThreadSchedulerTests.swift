@@ -32,6 +32,21 @@ final class Counter: Sendable {
 /// statistics, its life cycle. The `Queue` contract itself is
 /// `QueueKindsTests`.
 @Suite struct DedicatedThreadSchedulerTests {
+    /// `queue.dedicatedThread`: the scheduler of a dedicated-thread queue,
+    /// nil for every other kind, without a cast.
+    @Test func aQueueGivesItsDedicatedThreadWithoutACast() {
+        let scheduler = DedicatedThreadScheduler(name: "typed-thread", waitStrategy: .park)
+        defer { scheduler.shutdown() }
+        #expect(Queue(scheduler: scheduler).dedicatedThread === scheduler)
+        let made = Queue(dedicatedThread: "typed-thread-made", waitStrategy: .park)
+        #expect(made.dedicatedThread?.name == "typed-thread-made")
+        made.sync {}
+        #expect(made.dedicatedThread?.statistics.executed == 1)
+        made.dedicatedThread?.shutdown()
+        #expect(Queue(name: "typed-dispatch").dedicatedThread == nil)
+        #expect(VirtualTimeScheduler().makeQueue().dedicatedThread == nil)
+    }
+
     @Test func theThreadCarriesTheQueuesName() throws {
         let scheduler = DedicatedThreadScheduler(name: "md-feed-hop-with-a-long-name", waitStrategy: .park)
         defer { scheduler.shutdown() }
