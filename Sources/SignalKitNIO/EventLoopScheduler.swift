@@ -68,6 +68,16 @@ extension Queue {
     /// events on a channel's loop, `delay`, `timeout` and `Timer` schedule on
     /// it, and `isCurrent()` is `inEventLoop`, so an event already on the
     /// loop is delivered inline.
+    ///
+    /// In tests: an `EmbeddedEventLoop` answers `inEventLoop` with true on
+    /// every call, so this queue is always current there, and `deliverOn`
+    /// (bounded or not) and `runOn` onto it run inline, on the sending
+    /// thread, before the send returns; only timers wait for
+    /// `advanceTime`. A bounded `deliverOn` onto it therefore never lets
+    /// values wait, and drops nothing. To test what a buffer keeps and
+    /// drops, use a loop that runs its work later: `NIOAsyncTestingEventLoop`
+    /// (work runs when the test calls `run()`), a real loop kept busy, or
+    /// SignalKitTesting's `VirtualTimeScheduler`.
     public convenience init(eventLoop: any EventLoop) {
         self.init(scheduler: EventLoopScheduler(eventLoop: eventLoop))
     }
@@ -86,6 +96,14 @@ public func deliverOn<T: Sendable, E: Sendable>(_ eventLoop: any EventLoop) -> (
 ///
 /// `.blocking` stops the process with a message when a value is sent into a
 /// full buffer from the loop itself (the loop could never empty it).
+///
+/// On an `EmbeddedEventLoop` it is always inline: that loop reports being
+/// on the loop from any thread (`inEventLoop` is always true), so each value
+/// is delivered on the sending thread before the send returns, none waits,
+/// and no policy ever drops one (a value sent from inside a delivery waits
+/// for it to return, as on any loop). Test a policy's drops on
+/// `NIOAsyncTestingEventLoop`, on a real loop kept busy, or with
+/// SignalKitTesting's `VirtualTimeScheduler`.
 public func deliverOn<T: Sendable, E: Sendable>(
     _ eventLoop: any EventLoop,
     buffer: SignalBuffer<E>

@@ -73,6 +73,26 @@ private enum Boom: Error, Equatable { case boom }
         #expect(log.events == [])
     }
 
+    /// An `EmbeddedEventLoop` always says it is on the loop, so a bounded
+    /// `deliverOn` onto it delivers each value inline, before `putNext`
+    /// returns: nothing waits, so nothing is dropped whatever the policy.
+    @Test func aBoundedDeliverOnOntoAnEmbeddedLoopIsInline() {
+        let loop = EmbeddedEventLoop()
+        let log = EventLog()
+        let probe = SignalBufferProbe()
+        let pipe = ValuePipe<Int>()
+        let handle = log.start(
+            pipe.signal() |> deliverOn(loop, buffer: SignalBuffer.droppingNewest(beyond: 1).counted(by: probe)))
+        for value in 1...5 {
+            pipe.putNext(value)
+            #expect(log.events.last == "next \(value)", "delivered before putNext returned")
+        }
+        #expect(loop.inEventLoop, "as EmbeddedEventLoop always answers")
+        #expect(probe.statistics.drops == 0)
+        #expect(probe.statistics.maximumDepth == 1, "each value waited alone for its inline delivery")
+        handle.dispose()
+    }
+
     @Test func theQueueClockIsTheLoopsClock() {
         let loop = EmbeddedEventLoop()
         let queue = Queue(eventLoop: loop)
