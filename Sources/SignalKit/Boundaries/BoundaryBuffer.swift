@@ -171,15 +171,21 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// unlocking), wakes blocked producers (their values are dropped, and
     /// counted here, before the subscription leaves its counters), and
     /// leaves the live count.
-    func disposeBuffer() {
+    ///
+    /// - Parameter droppingWaiting: whether the waiting values are drops: an
+    ///   upstream error that goes ahead of them ends the subscription, so
+    ///   they are counted (delivered + dropped == sent); a disposal releases
+    ///   them uncounted (the consumer left).
+    func disposeBuffer(droppingWaiting: Bool = false) {
         let (dropped, blocked) = mutex.withLock { () -> (_FIFO<T>, Int) in
             let blocked = state.disposed ? 0 : state.blockedProducers
             let dropped = state.dispose()
             wakeBlockedProducersLocked()
             return (dropped, blocked)
         }
+        let waiting = droppingWaiting ? dropped.count : 0
         withExtendedLifetime(dropped) {}
-        counters.recordDrops(blocked)
+        counters.recordDrops(blocked + waiting)
         counters.detach(ObjectIdentifier(self))
     }
 }

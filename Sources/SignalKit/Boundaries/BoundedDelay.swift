@@ -67,7 +67,8 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
     }
 
     func putError(_ error: E) {
-        disposeBuffer()
+        // The error goes ahead of the values waiting: they are drops.
+        disposeBuffer(droppingWaiting: true)
         stopTimer()
         delivery.putError(error)
     }
@@ -125,7 +126,15 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
             state.draining = false
         }
         mutex.unlock()
-        while let value = due.popFirst() { delivery.putNext(value) }
+        while let value = due.popFirst() {
+            // An error (upstream's, or a `failing` overflow sent from a
+            // callback of this batch) went ahead of the rest of the batch:
+            // those values are drops (delivered + dropped == sent).
+            guard delivery.offerNext(value) else {
+                counters.recordDrops(due.count + 1)
+                break
+            }
+        }
         if complete { delivery.putCompletion() }
         if let next { arm(after: next) }
     }

@@ -52,7 +52,8 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
     }
 
     func outerFailed(_ error: E) {
-        mutex.withLock { state.stopped = true }
+        // The error goes ahead of the inners waiting: they are drops.
+        disposeBuffer(droppingWaiting: true)
         downstream.putError(error)
     }
 
@@ -139,7 +140,7 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
     }
 
     fileprivate func innerFailed(_ error: E) {
-        mutex.withLock { state.stopped = true }
+        disposeBuffer(droppingWaiting: true)
         downstream.putError(error)
     }
 

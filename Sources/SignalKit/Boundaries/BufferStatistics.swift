@@ -54,9 +54,13 @@ public struct SignalBufferStatistics: Codable, Sendable, Hashable, CustomStringC
     /// The policy of the boundary that made the entry (`droppingOldest(beyond: 100)`).
     public let policy: String
     /// Values dropped so far: by a dropping policy, by `latest` (a replaced
-    /// value), by `failing` (the values waiting when it overflowed), and by
-    /// `blocking` (a producer woken by a disposal). Values still waiting when
-    /// a subscription is disposed are not drops.
+    /// value), by `failing` (the value that overflowed, the values waiting
+    /// then and the rest of the batch being delivered), by an upstream error
+    /// that goes ahead of the values waiting (`delayEvents`, `queue`), and
+    /// by `blocking` (a producer woken by a disposal). The law: for a
+    /// subscription that ends by its terminal event, values delivered +
+    /// drops == values sent into the boundary. Values still waiting when a
+    /// subscription is disposed are not drops (the consumer left).
     public let drops: UInt64
     /// Subscriptions ended by a `failing` policy's overflow.
     public let overflows: UInt64

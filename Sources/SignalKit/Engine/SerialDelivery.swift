@@ -110,10 +110,38 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     /// `push(_:)`. Safe to call while holding the caller's own lock: it never
     /// calls out.
     func push(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> Bool {
+        enqueue(event, context) == .mustDrain
+    }
+
+    /// Delivers `value` in the calling code's context, as `putNext`, unless
+    /// a terminal event closed the delivery; returns whether it was taken
+    /// (false: dropped, for a caller that counts what it drops).
+    func offerNext(_ value: T) -> Bool {
+        switch enqueue(.next(value), .pusher(_ContextHook.capture())) {
+        case .mustDrain:
+            drain()
+            return true
+        case .queued:
+            return true
+        case .dropped:
+            return false
+        }
+    }
+
+    private enum _Enqueued {
+        /// The delivery is closed: the event was not taken.
+        case dropped
+        /// Another deliverer delivers it.
+        case queued
+        /// The caller became the deliverer: it must `drain()`.
+        case mustDrain
+    }
+
+    private func enqueue(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> _Enqueued {
         mutex.lock()
         guard !closed else {
             mutex.unlock()
-            return false
+            return .dropped
         }
         switch event {
         case .next: break
@@ -122,11 +150,11 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         queue.append(_PushedEvent(event: event, context: context.carried(deliveredByPusher: !delivering)))
         guard !delivering else {
             mutex.unlock()
-            return false
+            return .queued
         }
         delivering = true
         mutex.unlock()
-        return true
+        return .mustDrain
     }
 
     /// Delivers queued events until the queue is empty. Call only after a

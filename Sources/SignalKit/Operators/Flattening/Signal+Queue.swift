@@ -84,7 +84,9 @@ public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) ->
 ///   see that, so choose `.blocking` only where the inners run elsewhere.
 /// - Termination: completes when the outer has completed and every inner
 ///   still waiting has run; any error (and `.failing`'s overflow) fails the
-///   output at once, and nothing waiting is subscribed after it.
+///   output at once, and nothing waiting is subscribed after it (the inners
+///   waiting are counted as drops: subscribed + dropped == sent, see
+///   ``SignalBufferStatistics/drops``).
 /// - Disposal: disposes the running inner, then the outer; the waiting inners
 ///   are released at once, never subscribed.
 public func queue<T, E: Sendable>(buffer: SignalBuffer<E>) -> (Signal<Signal<T, E>, E>) -> Signal<T, E> {

@@ -69,7 +69,8 @@ public func delayEvents<T: Sendable, E: Sendable>(_ interval: Double, queue: Que
 ///   that cannot fire, so it stops the process with a message.
 /// - Termination: the completion arrives `interval` seconds after the
 ///   upstream's, after the values; an error (and `.failing`'s overflow)
-///   arrives at once and drops everything waiting.
+///   arrives at once and drops everything waiting (counted as drops:
+///   delivered + dropped == sent, see ``SignalBufferStatistics/drops``).
 /// - Disposal: disposes the upstream, cancels the timer and releases the
 ///   waiting values at once.
 public func delayEvents<T: Sendable, E: Sendable>(
