@@ -58,18 +58,28 @@ extension StressSuite {
             ("throttle", { queue in throttle(1, queue: queue) }),
         ]
 
-        @Test(arguments: boundaries)
-        func anEventInFlightWhenThePropagationIsReplacedIsDeliveredWithNone(
-            named: String,
-            boundary: @Sendable (Queue) -> (Signal<Int, NoError>) -> Signal<Int, NoError>
-        ) {
-            defer { SignalContext.uninstall() }
+        /// Installs `FirstTracePropagation`, starts a subscription through
+        /// `boundary` on virtual time, and sends 1 under FirstTrace "OLD":
+        /// the event waits in the boundary.
+        private func startWithAnEventInFlight(
+            through boundary: @Sendable (Queue) -> (Signal<Int, NoError>) -> Signal<Int, NoError>
+        ) -> (VirtualTimeScheduler, EventLog, ValuePipe<Int>, any Disposable) {
             SignalContext.install(FirstTracePropagation())
             let scheduler = VirtualTimeScheduler()
             let log = EventLog()
             let pipe = ValuePipe<Int>()
             let handle = (pipe.signal() |> boundary(scheduler.makeQueue())).start(next: { log.append("\($0) \(traces())") })
             FirstTrace.$current.withValue("OLD") { pipe.putNext(1) }
+            return (scheduler, log, pipe, handle)
+        }
+
+        @Test(arguments: boundaries)
+        func anEventInFlightWhenThePropagationIsReplacedIsDeliveredWithNone(
+            named: String,
+            boundary: @Sendable (Queue) -> (Signal<Int, NoError>) -> Signal<Int, NoError>
+        ) {
+            defer { SignalContext.uninstall() }
+            let (scheduler, log, pipe, handle) = startWithAnEventInFlight(through: boundary)
             SignalContext.install(SecondTracePropagation())
             // The thread that runs the delivery has a context of the new
             // propagation: it must not leak into the old event.
@@ -86,12 +96,7 @@ extension StressSuite {
             boundary: @Sendable (Queue) -> (Signal<Int, NoError>) -> Signal<Int, NoError>
         ) {
             defer { SignalContext.uninstall() }
-            SignalContext.install(FirstTracePropagation())
-            let scheduler = VirtualTimeScheduler()
-            let log = EventLog()
-            let pipe = ValuePipe<Int>()
-            let handle = (pipe.signal() |> boundary(scheduler.makeQueue())).start(next: { log.append("\($0) \(traces())") })
-            FirstTrace.$current.withValue("OLD") { pipe.putNext(1) }
+            let (scheduler, log, _, handle) = startWithAnEventInFlight(through: boundary)
             SignalContext.uninstall()
             FirstTrace.$current.withValue("RUNNER") { scheduler.advance(by: 2) }
             #expect(log.events == ["1 first=OLD second=none"], "\(named)")

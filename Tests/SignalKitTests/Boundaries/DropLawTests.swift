@@ -28,19 +28,6 @@ import Testing
 
 struct DropLawError: Error, Equatable {}
 
-/// SplitMix64: a small deterministic generator, so a seed replays.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// What one schedule saw.
 final class DropLawTally: Sendable {
     let sent = Synchronization.Atomic<Int>(0)
@@ -99,7 +86,7 @@ final class DropLawTally: Sendable {
     }
 
     private func run(seed: UInt64, boundary: (String, Boundary, countsDeliveries: Bool), buffer: SignalBuffer<DropLawError>) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)  // Model/OperatorModelTests.swift
         let scheduler = VirtualTimeScheduler()
         let probe = SignalBufferProbe()
         let tally = DropLawTally()
