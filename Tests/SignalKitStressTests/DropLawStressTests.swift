@@ -23,9 +23,10 @@ extension StressSuite {
             .failing(beyond: 16, with: DropLawStressError()), .blocking(beyond: 16),
         ]
 
-        typealias Boundary = @Sendable (SignalBuffer<DropLawStressError>) -> (Signal<Int, DropLawStressError>) -> Signal<
-            Int, DropLawStressError
-        >
+        typealias Boundary =
+            @Sendable (SignalBuffer<DropLawStressError>) -> (Signal<Int, DropLawStressError>) -> Signal<
+                Int, DropLawStressError
+            >
 
         static let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
 
@@ -47,10 +48,11 @@ extension StressSuite {
                 let ended = DispatchSemaphore(value: 0)
                 // The producer sends to the subscriber itself, then ends it.
                 let subscriber = SignalKit.Atomic<Subscriber<Int, DropLawStressError>?>(value: nil)
-                let signal = Signal<Int, DropLawStressError> { new in
-                    _ = subscriber.swap(new)
-                    return EmptyDisposable
-                } |> beforeNext { _ in sent.add(1, ordering: .relaxed) }
+                let signal =
+                    Signal<Int, DropLawStressError> { new in
+                        _ = subscriber.swap(new)
+                        return EmptyDisposable
+                    } |> beforeNext { _ in sent.add(1, ordering: .relaxed) }
                 let handle = (signal |> boundary.1(buffer.counted(by: probe))).start(
                     next: { value in
                         delivered.add(1, ordering: .relaxed)

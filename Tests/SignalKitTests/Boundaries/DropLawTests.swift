@@ -48,9 +48,10 @@ final class DropLawTally: Sendable {
     /// A boundary under test, given the scheduler, the buffer and the tally
     /// (a boundary whose values are inner signals counts an inner as
     /// delivered when it is subscribed).
-    typealias Boundary = @Sendable (VirtualTimeScheduler, SignalBuffer<DropLawError>, DropLawTally) -> (
-        Signal<Int, DropLawError>
-    ) -> Signal<Int, DropLawError>
+    typealias Boundary =
+        @Sendable (VirtualTimeScheduler, SignalBuffer<DropLawError>, DropLawTally) -> (
+            Signal<Int, DropLawError>
+        ) -> Signal<Int, DropLawError>
 
     /// Every bounded boundary that a virtual-time queue drives, and whether
     /// it counts its deliveries itself.
@@ -175,7 +176,8 @@ final class DropLawTally: Sendable {
         let probe = SignalBufferProbe()
         let pipe = TestSource<Int, DropLawError>("source", log: EventLog())
         let sent = Synchronization.Atomic<Int>(0)
-        let values = (pipe.signal |> beforeNext { _ in sent.add(1, ordering: .relaxed) }).values(buffer: buffer.counted(by: probe))
+        let values = (pipe.signal |> beforeNext { _ in sent.add(1, ordering: .relaxed) }).values(
+            buffer: buffer.counted(by: probe))
         let consumer = Task { () -> (delivered: Int, terminated: Bool) in
             var delivered = 0
             do {
@@ -198,7 +200,8 @@ final class DropLawTally: Sendable {
         let probe = SignalBufferProbe()
         let pipe = TestSource<Int, DropLawError>("source", log: EventLog())
         let sent = Synchronization.Atomic<Int>(0)
-        await recipient.attach(pipe.signal |> beforeNext { _ in sent.add(1, ordering: .relaxed) }, buffer: buffer.counted(by: probe))
+        await recipient.attach(
+            pipe.signal |> beforeNext { _ in sent.add(1, ordering: .relaxed) }, buffer: buffer.counted(by: probe))
         // The actor is busy while the burst arrives.
         await recipient.block {
             for value in 1...20 { pipe.putNext(value) }

@@ -151,9 +151,10 @@ struct FlushContextError: Error, Equatable {}
         complete(second, under: "COMPLETER")
         put(third, [(4, "D")])
         complete(third, under: "COMPLETER")
-        #expect(log.events == [
-            "2 B", "completed COMPLETER", "last 3 C", "completed COMPLETER", "4 D", "completed COMPLETER",
-        ])
+        #expect(
+            log.events == [
+                "2 B", "completed COMPLETER", "last 3 C", "completed COMPLETER", "4 D", "completed COMPLETER",
+            ])
         handles.forEach { $0.dispose() }
     }
 
@@ -334,12 +335,18 @@ private final class EmitterOwner: Sendable {}
         let scheduler = VirtualTimeScheduler()
         let queue = scheduler.makeQueue()
         let forms: [(String, Looping)] = [
-            ("retry(_:maxDelay:onQueue:)", { signal in
-                (signal |> retry(1, maxDelay: 4, onQueue: queue)) |> castError(FlushContextError.self)
-            }),
-            ("retry(retryOnError:…)", { signal in
-                signal |> retry(retryOnError: { _ in true }, delayIncrement: 1, maxDelay: 4, maxRetries: nil, onQueue: queue)
-            }),
+            (
+                "retry(_:maxDelay:onQueue:)",
+                { signal in
+                    (signal |> retry(1, maxDelay: 4, onQueue: queue)) |> castError(FlushContextError.self)
+                }
+            ),
+            (
+                "retry(retryOnError:…)",
+                { signal in
+                    signal |> retry(retryOnError: { _ in true }, delayIncrement: 1, maxDelay: 4, maxRetries: nil, onQueue: queue)
+                }
+            ),
         ]
         for (named, op) in forms {
             let contexts = EventLog()
