@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "SignalKitMallocCounter", type: .dynamic, targets: ["MallocCounter"]),
     ],
     dependencies: [
-        .package(path: "../"),
+        .package(name: "SignalKit", path: "../"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // The Swift 6-native peer (AsyncStream pipelines: combineLatest, async sequences).
@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(
             name: "signalkit-bench",
             dependencies: [
-                .product(name: "SignalKit", package: "main"),
+                .product(name: "SignalKit", package: "SignalKit"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -12,7 +12,7 @@ let package = Package(
     name: "SignalKitFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "SignalKit", path: ".."),
         // GRPCCore alone, for RequestFuzzer (no transport, no TLS).
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
     ],
@@ -26,8 +26,8 @@ let package = Package(
             name: "CoreFuzzer",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "SignalKit", package: "main"),
-                .product(name: "SignalKitTesting", package: "main"),
+                .product(name: "SignalKit", package: "SignalKit"),
+                .product(name: "SignalKitTesting", package: "SignalKit"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

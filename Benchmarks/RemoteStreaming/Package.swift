@@ -12,7 +12,7 @@ let package = Package(
     name: "SignalKitRemoteBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: "../..", traits: ["GRPC"]),
+        .package(name: "SignalKit", path: "../..", traits: ["GRPC"]),
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
     ],
@@ -20,8 +20,8 @@ let package = Package(
         .executableTarget(
             name: "signalkit-remote-bench",
             dependencies: [
-                .product(name: "SignalKit", package: "main"),
-                .product(name: "SignalKitGRPC", package: "main"),
+                .product(name: "SignalKit", package: "SignalKit"),
+                .product(name: "SignalKitGRPC", package: "SignalKit"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
             ]
