@@ -139,6 +139,8 @@ private final class Producer: Sendable {
 }
 
 @Suite struct ActorDeliveryBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     @Test(arguments: [
         (SignalBuffer<ActorBufferFailure>.unbounded, ["next 1", "next 2", "next 3", "next 4", "next 5", "completed"]),
         (.droppingOldest(beyond: 2), ["next 4", "next 5", "completed"]),

@@ -30,6 +30,8 @@ private func eventually(_ condition: () -> Bool) async {
 }
 
 @Suite struct TaskDrainedBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     @Test func everythingThatWaitsIsOneBatchThenTheEnd() async {
         let buffer = _TaskDrainedBuffer<Int, String>(policy: .droppingOldest(beyond: 8), name: "TaskDrained.batch")
         for value in 1...3 { buffer.send(value) }

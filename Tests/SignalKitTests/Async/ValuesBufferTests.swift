@@ -56,6 +56,8 @@ private final class Box: Sendable, CustomStringConvertible {
 }
 
 @Suite struct ValuesBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     /// `a`, named `name`, iterated through `buffer`: the first `next()` has
     /// returned 0.
     private func iterating(

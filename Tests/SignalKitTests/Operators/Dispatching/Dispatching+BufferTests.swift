@@ -14,6 +14,8 @@ import Testing
 // test names its signal uniquely.
 
 @Suite struct DeliverOnBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     /// `a` with its values sent by the test (`a.putNext`), named `name`,
     /// delivered on a virtual-time queue through `buffer`.
     private func boundedLog(

@@ -11,6 +11,8 @@ import Testing
 // the test says so; an inner the policy drops is never subscribed.
 
 @Suite struct QueueBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     /// An outer the test drives, with inners `a`, `b`, `c`, `d` (sent by
     /// name), queued through `buffer`.
     private struct Fixture {

@@ -11,6 +11,8 @@ import Testing
 // virtual time it arrived at.
 
 @Suite struct DelayEventsBufferTests {
+    init() { _ = statisticsKeptForTheTestRun }
+
     private struct Fixture {
         let scheduler = VirtualTimeScheduler()
         let log = EventLog()
