@@ -142,8 +142,15 @@ private final class _Work: Disposable, Sendable {
 }
 
 /// A serial queue on a `VirtualTimeScheduler`.
+///
+/// It holds its scheduler weakly: the scheduler's timeline holds the work
+/// scheduled on the queue, and that work (a hop's drain, a timer's state)
+/// often holds the queue, so a strong reference would be a cycle that keeps
+/// everything a test scheduled and never ran alive after the test. Once the
+/// scheduler is gone nothing can run any more: the queue drops what it is
+/// given, and `performSync` runs its work inline.
 final class VirtualQueue: QueueScheduler, CustomStringConvertible {
-    private let scheduler: VirtualTimeScheduler
+    private weak let scheduler: VirtualTimeScheduler?
     let name: String
 
     init(scheduler: VirtualTimeScheduler, name: String) {
@@ -154,22 +161,27 @@ final class VirtualQueue: QueueScheduler, CustomStringConvertible {
     var description: String { "VirtualQueue(\(name))" }
 
     func isCurrent() -> Bool {
-        scheduler.isCurrent(ObjectIdentifier(self))
+        scheduler?.isCurrent(ObjectIdentifier(self)) ?? false
     }
 
     func schedule(_ work: @escaping @Sendable () -> Void) {
-        scheduler.schedule(_Work(work), on: ObjectIdentifier(self), after: 0)
+        scheduler?.schedule(_Work(work), on: ObjectIdentifier(self), after: 0)
     }
 
     func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
         let item = _Work(work)
+        guard let scheduler else {
+            item.dispose()
+            return item
+        }
         scheduler.schedule(item, on: ObjectIdentifier(self), after: delay)
         return item
     }
 
     func performSync(_ work: () -> Void) {
+        guard let scheduler else { return work() }
         scheduler.performAsCurrent(ObjectIdentifier(self), work)
     }
 
-    var currentTime: Double { scheduler.now }
+    var currentTime: Double { scheduler?.now ?? 0 }
 }

@@ -382,5 +382,7 @@ private final class EmitterOwner: Sendable {}
         }
         #expect(contexts.events == ["START", "START", "START", "START"])
         handle.dispose()
+        // `once` holds the source, which holds its subscribers: let go.
+        source.releaseSubscribers()
     }
 }
