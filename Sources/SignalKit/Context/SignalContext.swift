@@ -9,9 +9,9 @@ import Synchronization
 // inside it (`_ContextHook.run`), which restores what was current before when
 // the delivery returns.
 //
-// The hook is an immortal object: `install` retains it for ever (a process
-// installs one or two in its life), so a boundary loads an unmanaged
-// reference and uses it without retaining it.
+// The hook is an immortal object: `install` keeps it for ever in a
+// process-wide list (a process installs one or two in its life), so a
+// boundary loads an unmanaged reference and uses it without retaining it.
 
 /// A way to carry "the current context" — a trace, a request's baggage — from
 /// the code that sends an event to the code that receives it on the other
@@ -77,8 +77,11 @@ public enum SignalContext {
     /// Each installed propagation stays allocated for the life of the process
     /// (a boundary reads it without retaining it).
     public static func install<Propagation: SignalContextPropagation>(_ propagation: Propagation) {
-        let hook = Unmanaged.passRetained(_ContextHook(propagation))
-        _contextHook.store(hook, ordering: .releasing)
+        let hook = _ContextHook(propagation)
+        // Kept for the life of the process (see the file header), and
+        // reachable: a leak checker sees no leak after `uninstall()`.
+        _everyInstalledHook.withLock { $0.append(hook) }
+        _contextHook.store(Unmanaged.passUnretained(hook), ordering: .releasing)
     }
 
     /// Removes the installed propagation: boundaries capture nothing from
@@ -96,6 +99,11 @@ public enum SignalContext {
 
 /// The installed propagation, or nil (see the file header).
 let _contextHook = Synchronization.Atomic<Unmanaged<_ContextHook>?>(nil)
+
+/// Every propagation ever installed, in order: each stays allocated for the
+/// life of the process, since a boundary uses the installed hook without
+/// retaining it, also while another is being installed.
+let _everyInstalledHook = Synchronization.Mutex<[_ContextHook]>([])
 
 /// A context captured at a boundary: the propagation that captured it and its
 /// value (nil: the sender had none).
