@@ -89,7 +89,7 @@ public struct ConformanceReport: Sendable, CustomStringConvertible {
             if case .passed = $0.outcome { true } else if case .failed = $0.outcome { true } else { false }
         }
         var text =
-            "\(subject) (\(role)): \(failures.isEmpty ? "conforms" : "\(failures.count) rules broken"); "
+            "\(subject) (\(role)): \(failures.isEmpty ? "conforms" : "\(failures.count) \(failures.count == 1 ? "rule" : "rules") broken"); "
             + "\(checked.count) rules checked in \(runs) runs (seed \(ConformanceSchedule.hex(seed)))"
         for failure in failures {
             text += "\n  " + failure.description
