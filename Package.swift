@@ -175,6 +175,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SignalKitConformanceTests",
+            dependencies: ["SignalKit", "SignalKitTesting", "SignalKitConformance"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SignalKitStressTests",
             dependencies: ["SignalKit", "SignalKitTesting"],
             swiftSettings: swiftSettings
@@ -193,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "SignalKitNIOTests",
             dependencies: [
-                "SignalKitNIO", "SignalKitTesting",
+                "SignalKitNIO", "SignalKitTesting", "SignalKitConformance",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
