@@ -13,7 +13,9 @@ let package = Package(
     name: "MarketService",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "SignalKit", path: "../..", traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing", "Inspector"]),
+        .package(
+            name: "SignalKit", path: "../..",
+            traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing", "Inspector"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
