@@ -32,6 +32,7 @@ let package = Package(
     products: [
         .library(name: "SignalKit", targets: ["SignalKit"]),
         .library(name: "SignalKitTesting", targets: ["SignalKitTesting"]),
+        .library(name: "SignalKitConformance", targets: ["SignalKitConformance"]),
         .library(name: "SignalKitNIO", targets: ["SignalKitNIO"]),
         .library(name: "SignalKitLogging", targets: ["SignalKitLogging"]),
         .library(name: "SignalKitMetrics", targets: ["SignalKitMetrics"]),
@@ -89,6 +90,13 @@ let package = Package(
         .target(
             name: "SignalKitTesting",
             dependencies: ["SignalKit"],
+            swiftSettings: swiftSettings
+        ),
+        // The event contract as numbered rules, checked over any source,
+        // operator, boundary or bridge (no test framework: failures are values).
+        .target(
+            name: "SignalKitConformance",
+            dependencies: ["SignalKit", "SignalKitTesting"],
             swiftSettings: swiftSettings
         ),
         // Integrations, one product each.
@@ -167,6 +175,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SignalKitConformanceTests",
+            dependencies: ["SignalKit", "SignalKitTesting", "SignalKitConformance"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SignalKitStressTests",
             dependencies: ["SignalKit", "SignalKitTesting"],
             swiftSettings: swiftSettings
@@ -185,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "SignalKitNIOTests",
             dependencies: [
-                "SignalKitNIO", "SignalKitTesting",
+                "SignalKitNIO", "SignalKitTesting", "SignalKitConformance",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["NIO"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NIO"])),
