@@ -285,15 +285,22 @@ final class _Run: @unchecked Sendable {
     }
 
     /// Waits (up to `timeout`) for the terminal event rule 1.2 expects, and
-    /// returns the finding if it does not come.
+    /// returns the finding if it does not come. The expectation is asked
+    /// again while waiting: a disposal the schedule left for a callback
+    /// (`disposeInNextCallback`) may come with an event a real executor
+    /// delivers late, and a disposed subscription owes no terminal event.
     func checkTermination(singleThreaded: Bool, timeout: Double) -> _Finding? {
         guard excepted["1.2"] == nil, subject.role != .source || canComplete || canFail,
-            let reason = terminationExpected(singleThreaded: singleThreaded)
+            var reason = terminationExpected(singleThreaded: singleThreaded)
         else { return nil }
         if _eventually(
             timeout: timeout,
             {
-                settle(timeout: 0.05); return recorder.terminated
+                settle(timeout: 0.05)
+                if recorder.terminated { return true }
+                guard let stillExpected = terminationExpected(singleThreaded: singleThreaded) else { return true }
+                reason = stillExpected
+                return false
             })
         {
             return nil
