@@ -14,8 +14,8 @@
 
 /// Makes every other thread of the process execute a full memory barrier
 /// before this returns (Linux `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`,
-/// registered for the process on first use; about 0.4 µs on the 2-core
-/// development VM, more with more CPUs running the process). A thread's
+/// registered for the process on first use; a system call whose cost grows
+/// with the CPUs running the process). A thread's
 /// accesses are then split in two: those before its barrier are visible to
 /// the caller, those after it see everything the caller did before the call.
 /// Returns `false` where that is unavailable (not Linux, a kernel before 4.14,

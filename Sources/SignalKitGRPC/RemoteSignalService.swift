@@ -109,8 +109,8 @@ public struct RemoteSignalService: RegistrableRPCService {
         )
     }
 
-    /// Serves `method` with a ``RemoteSignalBuffer``, the policy type of
-    /// SignalKitGRPC's first release.
+    /// Serves `method` with a ``RemoteSignalBuffer`` (deprecated: pass a
+    /// `SignalBuffer<RPCError>`).
     @available(
         *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
     )
@@ -143,8 +143,7 @@ public struct RemoteSignalService: RegistrableRPCService {
     }
 
     /// Serves `method` with one signal for every request, with a
-    /// ``RemoteSignalBuffer``, the policy type of SignalKitGRPC's first
-    /// release.
+    /// ``RemoteSignalBuffer`` (deprecated: pass a `SignalBuffer<RPCError>`).
     @available(
         *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
     )
@@ -256,8 +255,7 @@ extension StreamingServerResponse {
     }
 
     /// A response that streams a subscription to `signal`, with a
-    /// ``RemoteSignalBuffer``, the policy type of SignalKitGRPC's first
-    /// release.
+    /// ``RemoteSignalBuffer`` (deprecated: pass a `SignalBuffer<RPCError>`).
     @available(
         *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
     )
@@ -312,10 +310,10 @@ extension SignalBuffer where Failure == RPCError {
     public static var standard: SignalBuffer<RPCError> { .failing(beyond: 10_000) }
 }
 
-/// The buffer policy of SignalKitGRPC's first release, before every
-/// boundary shared ``SignalKit/SignalBuffer``: pass a `SignalBuffer<RPCError>`
-/// instead (``failing(beyond:)`` and ``droppingOldest(beyond:)`` have the
-/// same spelling there).
+/// A deprecated buffer policy of SignalKitGRPC: every boundary, served
+/// streams included, takes ``SignalKit/SignalBuffer``, so pass a
+/// `SignalBuffer<RPCError>` instead (``failing(beyond:)`` and
+/// ``droppingOldest(beyond:)`` have the same spelling there).
 @available(
     *, deprecated, message: "pass a SignalBuffer<RPCError>: .failing(beyond:), .droppingOldest(beyond:), or any other policy"
 )

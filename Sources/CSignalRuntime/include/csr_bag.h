@@ -22,11 +22,10 @@
 //   thread that stops mid-walk) holds back this bag's reclamation until it
 //   leaves: everything removed from the bag meanwhile, and every array
 //   replaced meanwhile, stays allocated. That is inherent to the scheme, and
-//   limited to the one bag. Measured (release build, x86-64): 2,000,000
-//   subscribe/dispose cycles on a `ValuePipe` during one blocked delivery
-//   raised the resident set from 9 MB to 416 MB (about 200 bytes per
-//   cycle: the subscription, its sink and the retired node) until the
-//   delivery returned; then every item was reclaimed (retired count 0).
+//   limited to the one bag: each subscribe/dispose cycle on a `ValuePipe`
+//   during one blocked delivery keeps its subscription, its sink and the
+//   retired node until the delivery returns; then every item is reclaimed
+//   (retired count 0).
 // * Items are retained object pointers (+1 in `csr_bag_insert`). The bag
 //   never releases them itself (C does not call into Swift): once safe, they
 //   come back through `csr_bag_reclaim` and the caller releases them.

@@ -30,7 +30,7 @@
 // hardware may reorder, so at the very moment another thread terminates both
 // could miss each other. The terminator closes that window when it finds a
 // fast reader of another thread inside: it runs a process-wide barrier
-// (Linux `membarrier`, about 0.4 µs, only on this contended path) and looks
+// (Linux `membarrier`, a system call, only on this contended path) and looks
 // again, so the callbacks of a disposed subscription are released by the
 // dispose or by the delivery that was inside, without waiting for another
 // event. Where `membarrier` is unavailable (not Linux, a seccomp filter),
@@ -201,9 +201,9 @@ CSR_WARN_UNUSED bool csr_flag_claim_release_unguarded(csr_flag *flag);
 // `csr_flag_enter` and `csr_flag_exit` run around every delivery, so their
 // common paths are compiled into the caller (Swift inlines them too): a call
 // into this module costs more than the guard's few instructions and makes the
-// caller spill its registers. Measured on SignalKit's W2 benchmark (a
-// map/filter/map chain, two guarded deliveries per value): 194.1 M -> 181.8 M
-// instructions (-6.3 %), 16.6-17.3 ns -> 14.4-14.5 ns per value.
+// caller spill its registers (on W2, a map/filter/map chain with two
+// guarded deliveries per value, `scripts/callgrind W2 SignalKit` counts the
+// difference).
 //
 // The flag stays opaque (callers own CSR_FLAG_SIZE bytes and never look
 // inside): the inline code alone reads the three words below, whose offsets

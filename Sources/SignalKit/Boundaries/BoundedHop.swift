@@ -393,8 +393,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// How long a drain that met a stream goes on looking for the
     /// stream's next values once it finds none, before it lets the executor
     /// go. Each idle end of a drain costs the next value a wake-up of a
-    /// parked Dispatch worker (5–10 µs of two threads' time: W12's largest
-    /// cost before); the window is spent once per stream, at its end.
+    /// parked Dispatch worker (5–10 µs of two threads' time); the window is
+    /// spent once per stream, at its end.
     static var streamWindowNanoseconds: UInt64 { 20_000 }
     /// While it follows a stream, the drain waits this long before each
     /// look (the state's cache lines then move between the two cores once

@@ -405,8 +405,7 @@ final class _BufferCounters: Sendable {
     /// destroyed, and `snapshot` reads them under this lock, so the buffers
     /// it reads are whole. Not weak: a weak reference gives its object a
     /// side table, which moves every retain and release of the object (a
-    /// hop is retained per value) to the runtime's slow path (W12: 9 % of
-    /// the time).
+    /// hop is retained per value) to the runtime's slow path.
     private let live = _LockedState([ObjectIdentifier: _UnownedDepthSource]())
 
     /// An entry's counters (`serial` > 0) or a probe's (`serial` 0).

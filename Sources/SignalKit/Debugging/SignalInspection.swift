@@ -9,7 +9,7 @@ import Darwin
 #endif
 import Synchronization
 
-// Debugging, part 3: the live graph of named signals (issue #28).
+// Debugging, part 3: the live graph of named signals.
 //
 // With inspection on, every signal named with `named(_:)` is a *stage*: a
 // counting step in front of the named signal that reports to a process-wide
@@ -22,7 +22,7 @@ import Synchronization
 // Cost model.
 // * Inspection off (the default): `named(_:)` makes one relaxed atomic load
 //   when the signal is built. Subscriptions and events are untouched: a
-//   named signal shares its input's generator, as before.
+//   named signal shares its input's generator.
 // * Inspection on: `named(_:)` takes the registry's lock once when the
 //   signal is built and once when it is freed; each subscription to a named
 //   signal allocates its counting step (4 allocations) and takes the lock

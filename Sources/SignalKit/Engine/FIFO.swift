@@ -10,8 +10,8 @@
 /// lives in a storage class that is not generic (`_FIFOStorage`); its element
 /// operations are generic methods, which need only `Element`'s own metadata,
 /// which the caller already has. `removeFirst` returns the element without
-/// an `Optional<Element>`. W12 (the bounded hop) spent a third of its time in
-/// such lookups with an `[Element?]`.
+/// an `Optional<Element>`. (An `[Element?]` would pay such a lookup per
+/// value, in unspecialised code such as a boundary's per-value path.)
 @usableFromInline
 package struct _FIFO<Element> {
     /// nil until the first `append` (an empty queue allocates nothing); a

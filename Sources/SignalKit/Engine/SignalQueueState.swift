@@ -9,9 +9,9 @@ import Synchronization
 // Specialisation: the per-inner path (an outer value, subscribing the inner,
 // its completion) is `@inlinable`, and the sinks reach it through functions
 // built where the sinks are created, so a client's `mapToSignal` runs code
-// specialised for its types. Unspecialised, every inner cost about nine
-// runtime generic-metadata lookups (the generic `State`, the inner sink and
-// subscription types): 38% of W6's instructions (Benchmarks/README.md). The
+// specialised for its types. Unspecialised, every inner would cost about
+// nine runtime generic-metadata lookups (the generic `State`, the inner sink
+// and subscription types; `scripts/callgrind W6 SignalKit` shows any). The
 // cold paths (errors, outer completion, disposal) stay unspecialised.
 
 /// The state of one subscription of a signal-of-signals operator.
@@ -23,7 +23,7 @@ import Synchronization
 ///   delivered even if another thread started a newer inner meanwhile: an
 ///   inner is active from the start of its subscription at least until that
 ///   subscription returns, so no value of a synchronous inner is lost when
-///   several threads feed the outer at once (issue #9; SwiftSignalKit
+///   several threads feed the outer at once (SwiftSignalKit
 ///   delivers them too).
 /// * Queueing: inners run one after another in arrival order.
 /// * Throttling: as queueing, but only the latest waiting inner is kept;

@@ -5,8 +5,8 @@
 // the stages' functions, which call each other directly, instead of through
 // one subscription per operator (a Subscriber and its state, then a
 // terminated-flag check and a virtual call per value).
-// `source |> map |> filter |> map` costs one subscription where it cost
-// three (W2 in Benchmarks/README.md).
+// `source |> map |> filter |> map` costs one subscription, not three (W2 in
+// Benchmarks/README.md).
 //
 // The stage functions are built per subscription by closures written in the
 // `@inlinable` `map` and `filter`, so they are specialised in the client

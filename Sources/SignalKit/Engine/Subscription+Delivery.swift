@@ -52,9 +52,10 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     // it through a value witness. So the code here only projects its fields
     // through a pointer made from a raw address and moves the value out to
     // destroy it; `_Callbacks` is laid out at compile time (three closures),
-    // so none of that needs metadata. (Measured: a version that called
-    // `assumingMemoryBound(to:)`, a method and `deinitialize` made W1 go from
-    // 155 to 381 ns per subscription.)
+    // so none of that needs metadata. (Calling `assumingMemoryBound(to:)`, a
+    // method or `deinitialize` here brings the lookups back, one per
+    // subscription: `scripts/callgrind W1 SignalKit` shows them as
+    // `swift_getGenericMetadata`.)
 
     /// Tail words the callbacks take.
     @inlinable
@@ -69,8 +70,8 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     ///
     /// Field by field, each through a pointer to `(() -> Void)?`: destroying
     /// `_Callbacks<T, E>` (or a closure type that mentions `T` or `E`) in
-    /// this generic code would need runtime metadata (a hash-table lookup,
-    /// ~100 ns measured per subscription). Every optional closure has the
+    /// this generic code would need runtime metadata (a hash-table lookup
+    /// per subscription). Every optional closure has the
     /// same two-word layout (function, context), and destroying one only
     /// releases its context, so the concrete type destroys each exactly as
     /// its own type would. The three are laid out one after another, two
@@ -93,9 +94,9 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     // MARK: Delivery
 
     /// Delivers to the user's callbacks. Overridden by
-    /// `_InlineSinkSubscription`: one virtual call per value, where a test
-    /// here and a hook measured 14 instructions more per value through a
-    /// fused `map`.
+    /// `_InlineSinkSubscription`: one virtual call per value, which costs
+    /// fewer instructions through a fused `map` than a test here and a hook
+    /// (`scripts/callgrind W2 SignalKit` counts them).
     @usableFromInline
     func putNext(_ value: T) {
         guard let ticket = enterReaderGuard() else { return }
@@ -213,7 +214,7 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
 ///
 /// A struct of the three, written once by the specialised `make`: stored as
 /// loose closures through typed pointers, each would be reabstracted (a
-/// thunk context allocated per closure, measured). `~Copyable`, so that a
+/// thunk context allocated per closure). `~Copyable`, so that a
 /// delivery borrows the closure in place instead of copying it out (a copy
 /// costs a retain and a release per event).
 @usableFromInline
@@ -236,8 +237,8 @@ struct _Callbacks<T, E>: ~Copyable {
 
 /// Calls `callbacks.next` with `value`, borrowing the closure where it is
 /// stored: calling `pointer.pointee.next?(value)` instead copies the
-/// closure out (a retain and a release per event, measured +28
-/// instructions per event on W2). A free function over `T` and `E`, not a
+/// closure out (a retain and a release per event). A free function over
+/// `T` and `E`, not a
 /// method of `_Callbacks`, so that unspecialised callers need no metadata
 /// for `_Callbacks<T, E>`.
 @inline(__always)

@@ -15,9 +15,9 @@
 //
 // Why slots rather than one `(T1?, …, Tn?)` tuple: writing element k of a
 // generic tuple needs the metadata of the whole tuple, so per-input code
-// would grow with the arity (O(n²) code per overload: the 26 arities then
-// added 3 MB of object code and 4 s of release build time). With slots, an
-// overload's code is linear in its arity.
+// would grow with the arity (O(n²) code per overload: megabytes of object
+// code and seconds of release build time over the 26 arities). With slots,
+// an overload's code is linear in its arity.
 //
 // A slot whose value is `nil` (the outer Optional) has no value yet; an input
 // of Optional type that sends `nil` stores `.some(nil)`, which counts.
@@ -132,9 +132,9 @@ public func combineLatest<T: Sendable, E: Sendable>(queue: Queue? = nil, _ signa
 // is reached through the class vtable, whose entries are the unspecialised
 // generic methods; so `_CombineLatestSink.putNext` only forwards the value to
 // a function built (specialised) at the subscription site. Unspecialised,
-// each value paid for four generic metadata lookups (`Optional<T>`,
-// `Optional<R>`, the tuple type) and generic value-witness calls: 246 ns per
-// value in W5, against ~60 ns specialised (see Benchmarks/README.md).
+// each value would pay for four generic metadata lookups (`Optional<T>`,
+// `Optional<R>`, the tuple type) and generic value-witness calls, several
+// times W5's cost per send (Benchmarks/README.md has W5's figure).
 
 /// The latest value of one input. `value` is guarded by the mutex of the
 /// `_CombineLatestState` the slot belongs to.

@@ -68,7 +68,7 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
 /// takes the mutex once on the drain's side; a burst posts one Dispatch
 /// block; nothing is allocated per value. Back to back this is several
 /// times faster than the unbounded form's block per value (the benchmark's
-/// W12 and W14, in Benchmarks/README.md).
+/// W12 against W9, and W14 for a full ring: Benchmarks/README.md).
 ///
 /// **Termination:** the error and the completion are never dropped: they are
 /// delivered after the values that wait (for `.failing`, the overflow error
@@ -162,7 +162,12 @@ public func deliverOn<T: Sendable, E: Sendable>(_ threadPool: ThreadPool) -> (Si
 /// has its own lane (`nextQueue()`); the first value of a burst adds one
 /// `ThreadPoolTask` to it, which delivers every value waiting then and
 /// those that arrive meanwhile, in order (one task per burst, where the
-/// unbounded form adds one per event).
+/// unbounded form adds one per event). As on a queue, a drain that meets a
+/// stream follows it for up to 20 µs without a value, and after 4,096
+/// values adds its continuation as a new task on the lane.
+///
+/// **Cost:** as `deliverOn(_:buffer:)` for a queue: a send into a ring with
+/// room takes no mutex, the drain takes the ring's mutex once per batch.
 ///
 /// **Termination:** as `deliverOn(_:buffer:)` for a queue.
 ///
