@@ -74,13 +74,9 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// access, is left out).
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
 
-    /// `policy` in the fixed-layout form of the per-value path.
-    let rule: _OverflowRule<E>
-
     init(policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.policy = policy
         self.counters = counters
-        rule = _OverflowRule(policy)
         counters.attach(self)
     }
 
@@ -110,7 +106,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
             let displaced = slot.baseAddress!
             var overflow = _FIFO<T>()
             mutex.lock()
-            var outcome = state.offer(value, rule: rule, displaced: displaced, overflow: &overflow)
+            var outcome = state.offer(value, policy: policy, displaced: displaced, overflow: &overflow)
             while true {
                 switch outcome {
                 case .accepted(let startConsumer, let newMaximumDepth):
@@ -150,7 +146,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                         displaced.deinitialize(count: 1)
                         return .handled
                     }
-                    outcome = state.offer(displaced.move(), rule: rule, displaced: displaced, overflow: &overflow)
+                    outcome = state.offer(displaced.move(), policy: policy, displaced: displaced, overflow: &overflow)
                 case .refused:
                     mutex.unlock()
                     displaced.deinitialize(count: 1)
