@@ -16,32 +16,6 @@ import Synchronization
 // owners (`_BoundedQueue`, the actor delivery, the values iteration) add the
 // consumer. The bounded hop (BoundedHop.swift) has a ring of its own.
 
-/// A pthread condition variable in C-allocated storage, waited on with a
-/// `_Mutex` (its address must be stable, which a stored property's is not).
-struct _Condition: @unchecked Sendable {
-    // `@unchecked Sendable`: a pthread condition is thread-safe.
-    private let pointer: UnsafeMutablePointer<pthread_cond_t>
-
-    init() {
-        pointer = .allocate(capacity: 1)
-        pointer.initialize(to: pthread_cond_t())
-        let status = pthread_cond_init(pointer, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
-    }
-
-    /// Frees the condition. The owner calls it exactly once, from its `deinit`.
-    func destroy() {
-        pthread_cond_destroy(pointer)
-        pointer.deinitialize(count: 1)
-        pointer.deallocate()
-    }
-
-    /// Waits (the mutex held by the caller is released while waiting).
-    func wait(_ mutex: _Mutex) { pthread_cond_wait(pointer, mutex.pointer) }
-
-    func broadcast() { pthread_cond_broadcast(pointer) }
-}
-
 /// What `admit` did with a value (non-generic: see BoundaryState.swift).
 enum _Admission {
     /// The value waits; the caller starts its consumer if asked.
