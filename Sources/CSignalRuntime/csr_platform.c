@@ -86,8 +86,11 @@ void csr_cpu_pause(unsigned count) {
     }
 }
 
-static _Thread_local void *csr_inspection_slot = NULL;
+// ---------------------------------------------------------------------------
+// csr_thread_slot
 
-void *csr_inspection_current(void) { return csr_inspection_slot; }
+static _Thread_local void *csr_thread_slots[CSR_THREAD_SLOT_COUNT];
 
-void csr_inspection_set_current(void *stage) { csr_inspection_slot = stage; }
+void *csr_thread_slot_get(csr_thread_slot slot) { return csr_thread_slots[slot]; }
+
+void csr_thread_slot_set(csr_thread_slot slot, void *value) { csr_thread_slots[slot] = value; }

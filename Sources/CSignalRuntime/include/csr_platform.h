@@ -30,20 +30,40 @@ void csr_set_current_thread_name(const char *name);
 /// Ordering: none. Ownership: none. Thread safety: any thread.
 void csr_cpu_pause(unsigned count);
 
-/// The calling thread's current inspected stage (SignalKit's inspection:
-/// the stage whose subscription, or whose delivery, runs on this thread),
-/// or NULL. An opaque pointer the Swift side owns and keeps alive while it
-/// is current; C neither retains nor reads it. Thread-local storage, so a
-/// read or a write is a few instructions (`pthread_getspecific` is a call
-/// into libc and a key lookup).
-/// Ordering: none (thread-local). Ownership: none. Thread safety: each
-/// thread sees only its own slot.
-void *CSR_NULLABLE csr_inspection_current(void);
+/// The thread slots: one pointer-sized value per thread for each, the way
+/// SignalKit keeps thread-local state. Each slot has one owner on the Swift
+/// side (named here); a new owner adds a case before `CSR_THREAD_SLOT_COUNT`.
+typedef enum csr_thread_slot {
+    /// The inspected stage whose subscription or delivery runs on this
+    /// thread (`_SignalInspection`).
+    CSR_THREAD_SLOT_INSPECTED_STAGE = 0,
+    /// The nesting depth of the inspection's `with…` scopes, an integer.
+    CSR_THREAD_SLOT_INSPECTION_SCOPE_DEPTH,
+    /// The nesting depth of the naming's `with…` scopes, an integer.
+    CSR_THREAD_SLOT_NAMING_SCOPE_DEPTH,
+    /// The thread pool this thread belongs to (`ThreadPool`).
+    CSR_THREAD_SLOT_THREAD_POOL,
+    /// The list an iterative release running on this thread drains
+    /// (`_IterativeRelease`).
+    CSR_THREAD_SLOT_RELEASE_LIST,
+    CSR_THREAD_SLOT_COUNT
+} csr_thread_slot;
 
-/// Sets the calling thread's current inspected stage (see
-/// `csr_inspection_current`). Ordering: none. Ownership: none (unretained).
-/// Thread safety: the calling thread's slot only.
-void csr_inspection_set_current(void *CSR_NULLABLE stage);
+/// The calling thread's value in `slot` (NULL on a thread that never set
+/// it). An opaque pointer (or an integer's bit pattern) the Swift side owns
+/// and keeps alive while it is set; C neither retains nor reads it.
+/// Thread-local storage, so a read or a write is a few instructions
+/// (`pthread_getspecific` is a call into libc and a key lookup).
+/// Ordering: none (thread-local: only the calling thread reads or writes
+/// its slots). Ownership: none (unretained). Thread safety: each thread sees
+/// only its own slots. `slot` must be below `CSR_THREAD_SLOT_COUNT`.
+void *CSR_NULLABLE csr_thread_slot_get(csr_thread_slot slot);
+
+/// Sets the calling thread's value in `slot` (see `csr_thread_slot_get`).
+/// Ordering: none. Ownership: none (unretained: the caller keeps `value`
+/// alive while it is set, and clears it before releasing it). Thread
+/// safety: the calling thread's slot only.
+void csr_thread_slot_set(csr_thread_slot slot, void *CSR_NULLABLE value);
 
 CSR_ASSUME_NONNULL_END
 

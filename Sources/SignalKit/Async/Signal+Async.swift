@@ -98,7 +98,7 @@ extension Signal where T: Sendable, E: Sendable {
     /// its first `next()` subscribes nothing.
     @_disfavoredOverload  // for `E == NoError`, the non-throwing `values` wins
     public var values: SignalValues<T, E> {
-        SignalValues(signal: self, buffering: _ValuesBuffering(SignalBuffer.unbounded, name: ""))
+        SignalValues(signal: self, policy: .unbounded, name: "")
     }
 
     /// The signal's values as an `AsyncSequence` whose buffer of values not
@@ -161,7 +161,7 @@ extension Signal where T: Sendable, E: Sendable {
     /// ```
     @_disfavoredOverload  // for `E == NoError`, the non-throwing form wins
     public func values(buffer: SignalBuffer<E>) -> SignalValues<T, E> {
-        SignalValues(signal: self, buffering: _ValuesBuffering(buffer, name: description))
+        SignalValues(signal: self, policy: buffer, name: description)
     }
 
     /// The signal's values as an `AsyncSequence` whose buffer of values not
@@ -180,10 +180,17 @@ extension Signal where T: Sendable, E: Sendable {
     /// consumer waits in `next()` is kept, and until the consumer takes it a
     /// newer value replaces it (`bufferingNewest`) or is dropped
     /// (`bufferingOldest`). A value that arrives while the consumer waits is
-    /// always taken. Drops are counted as `values(buffer:)`'s are.
+    /// always taken. Drops are counted as `values(buffer:)`'s are, under the
+    /// policy's ``SignalBuffer`` spelling (`droppingOldest(beyond: 0)` for
+    /// `bufferingNewest(0)`).
+    ///
+    /// This is `values(buffer:)` with the policy mapped onto a
+    /// ``SignalBuffer`` (one mapping, in SignalBuffer.swift); it stays for
+    /// code written against `AsyncStream`. Every other boundary takes a
+    /// ``SignalBuffer``: prefer `values(buffer:)` in new code.
     @_disfavoredOverload
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalValues<T, E> {
-        SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description))
+        SignalValues(signal: self, policy: SignalBuffer(bufferingPolicy), name: description)
     }
 
     /// Subscribes and waits for the first event (or cancellation).
@@ -292,7 +299,7 @@ extension Signal where T: Sendable, E == NoError {
     /// for await tick in ticks.values { print(tick) }
     /// ```
     public var values: SignalNonFailingValues<T> {
-        SignalNonFailingValues(values: SignalValues(signal: self, buffering: _ValuesBuffering(SignalBuffer.unbounded, name: "")))
+        SignalNonFailingValues(values: SignalValues(signal: self, policy: .unbounded, name: ""))
     }
 
     /// `values` with its buffer of values not yet taken following `buffer`,
@@ -304,15 +311,14 @@ extension Signal where T: Sendable, E == NoError {
     /// for await tick in ticks.values(buffer: .latest) { print(tick) }
     /// ```
     public func values(buffer: SignalBuffer<NoError>) -> SignalNonFailingValues<T> {
-        SignalNonFailingValues(values: SignalValues(signal: self, buffering: _ValuesBuffering(buffer, name: description)))
+        SignalNonFailingValues(values: SignalValues(signal: self, policy: buffer, name: description))
     }
 
     /// `values` with the given `AsyncStream`-style buffering policy (see
     /// ``SignalBufferingPolicy`` and the throwing form's
     /// `values(bufferingPolicy:)`).
     public func values(bufferingPolicy: SignalBufferingPolicy) -> SignalNonFailingValues<T> {
-        SignalNonFailingValues(
-            values: SignalValues(signal: self, buffering: _ValuesBuffering(bufferingPolicy, name: description)))
+        SignalNonFailingValues(values: SignalValues(signal: self, policy: SignalBuffer(bufferingPolicy), name: description))
     }
 }
 
@@ -353,30 +359,26 @@ public struct SignalNonFailingValues<T: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// How many values an iteration of `Signal.values(bufferingPolicy:)` keeps
-/// while its consumer is busy, in `AsyncStream`'s words; the same buffers as
-/// ``SignalBuffer``'s (`values(buffer:)`), which every other boundary takes.
-public enum SignalBufferingPolicy: Sendable, Hashable {
-    /// Keeps every value: ``SignalBuffer/unbounded``.
-    case unbounded
-    /// Keeps at most `n` values; a value arriving when full is dropped:
-    /// ``SignalBuffer/droppingNewest(beyond:)`` for `n >= 1`.
-    case bufferingOldest(Int)
-    /// Keeps at most `n` values; when full, the oldest kept value is dropped
-    /// to make room: ``SignalBuffer/droppingOldest(beyond:)`` for `n >= 1`.
-    case bufferingNewest(Int)
-}
-
 /// The values of a signal as an `AsyncSequence` (see `Signal.values`).
 public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
     public typealias Element = T
     public typealias Failure = SignalAwaitError<E>
 
     let signal: Signal<T, E>
-    let buffering: _ValuesBuffering<E>
+    let policy: SignalBuffer<E>
+    /// The statistics' name of a bounded buffer (the signal's description
+    /// when the sequence was made; empty for an unbounded one).
+    let name: String
+
+    /// `name` is read only for a bounded buffer.
+    init(signal: Signal<T, E>, policy: SignalBuffer<E>, name: @autoclosure () -> String) {
+        self.signal = signal
+        self.policy = policy
+        self.name = policy.isUnbounded ? "" : name()
+    }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(signal: signal, buffering: buffering)
+        Iterator(signal: signal, policy: policy, name: name)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -384,12 +386,14 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
         public typealias Failure = SignalAwaitError<E>
 
         private let signal: Signal<T, E>
-        private let buffering: _ValuesBuffering<E>
+        private let policy: SignalBuffer<E>
+        private let name: String
         private var iteration: _ValuesIteration<T, E>?
 
-        init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
+        init(signal: Signal<T, E>, policy: SignalBuffer<E>, name: String) {
             self.signal = signal
-            self.buffering = buffering
+            self.policy = policy
+            self.name = name
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(SignalAwaitError<E>) -> T? {
@@ -397,7 +401,7 @@ public struct SignalValues<T: Sendable, E: Sendable>: AsyncSequence, Sendable {
             if let existing = self.iteration {
                 iteration = existing
             } else {
-                iteration = _ValuesIteration(signal: signal, buffering: buffering)
+                iteration = _ValuesIteration(signal: signal, policy: policy, name: name)
                 self.iteration = iteration
             }
             return try await iteration.buffer.next()

@@ -11,54 +11,6 @@
 // consumer waits in `next()` is always taken. Once the task is cancelled,
 // `next()` returns nil, whatever waits.
 
-/// How one `values` sequence buffers: its policy and what it counts under
-/// (nothing for an unbounded buffer).
-struct _ValuesBuffering<E: Sendable>: Sendable {
-    let policy: SignalBuffer<E>
-    /// `values(bufferingPolicy:)` with a limit of 0 (or less): a value is kept
-    /// only if it arrives while the consumer waits, or, when one such value
-    /// waits, by the policy's rule with a limit of 1.
-    let keepsOnlyForAWaitingConsumer: Bool
-    let account: _BufferAccount?
-
-    private init(
-        _ policy: SignalBuffer<E>,
-        keepsOnlyForAWaitingConsumer: Bool,
-        description: String,
-        name: () -> String
-    ) {
-        self.policy = policy
-        self.keepsOnlyForAWaitingConsumer = keepsOnlyForAWaitingConsumer
-        account = policy.isUnbounded ? nil : _BufferAccount(name: name(), buffer: policy, policy: description)
-    }
-
-    /// `values(buffer:)`; `name` is the signal's description (read only for
-    /// a bounded buffer).
-    init(_ policy: SignalBuffer<E>, name: @autoclosure () -> String) {
-        self.init(policy, keepsOnlyForAWaitingConsumer: false, description: policy.description, name: name)
-    }
-
-    /// `values(bufferingPolicy:)`, in `SignalBuffer`'s terms.
-    init(_ policy: SignalBufferingPolicy, name: @autoclosure () -> String) {
-        switch policy {
-        case .unbounded:
-            self.init(SignalBuffer<E>.unbounded, name: name())
-        case .bufferingOldest(let limit) where limit >= 1:
-            self.init(.droppingNewest(beyond: limit), name: name())
-        case .bufferingNewest(let limit) where limit >= 1:
-            self.init(.droppingOldest(beyond: limit), name: name())
-        case .bufferingOldest:
-            self.init(
-                .droppingNewest(beyond: 1), keepsOnlyForAWaitingConsumer: true,
-                description: "droppingNewest(beyond: 0)", name: name)
-        case .bufferingNewest:
-            self.init(
-                .droppingOldest(beyond: 1), keepsOnlyForAWaitingConsumer: true,
-                description: "droppingOldest(beyond: 0)", name: name)
-        }
-    }
-}
-
 /// The identity of the task running the caller, if any (its hash: an
 /// `UnsafeCurrentTask` must not be kept).
 func _currentTaskIdentity() -> Int? {
@@ -71,8 +23,8 @@ func _currentTaskIdentity() -> Int? {
 final class _ValuesIteration<T: Sendable, E: Sendable>: Sendable {
     let buffer: _AsyncValueBuffer<T, E>
 
-    init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
-        buffer = _AsyncValueBuffer(signal: signal, buffering: buffering)
+    init(signal: Signal<T, E>, policy: SignalBuffer<E>, name: String) {
+        buffer = _AsyncValueBuffer(signal: signal, policy: policy, name: name)
     }
 
     deinit {
@@ -93,9 +45,6 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
 
     private let signal: Signal<T, E>
     private let policy: SignalBuffer<E>
-    /// `policy` in the fixed-layout form of the per-value path.
-    private let rule: _OverflowRule<E>
-    private let keepsOnlyForAWaitingConsumer: Bool
     private let counters: _BufferCounts?
     private let handle = MetaDisposable()
 
@@ -113,13 +62,13 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
     private nonisolated(unsafe) var ended = false
     private nonisolated(unsafe) var consumerTask: Int?
 
-    init(signal: Signal<T, E>, buffering: _ValuesBuffering<E>) {
+    /// `name` is the signal's description, the statistics' name of a bounded
+    /// buffer (an unbounded one counts nothing).
+    init(signal: Signal<T, E>, policy: SignalBuffer<E>, name: String) {
         self.signal = signal
-        policy = buffering.policy
-        rule = _OverflowRule(buffering.policy)
-        keepsOnlyForAWaitingConsumer = buffering.keepsOnlyForAWaitingConsumer
-        counters = buffering.account?.open()
-        if case .block = buffering.policy.kind {
+        self.policy = policy
+        counters = policy.isUnbounded ? nil : _BufferAccount(name: name, buffer: policy).open()
+        if case .block = policy.kind {
             condition = _Condition()
         } else {
             condition = nil
@@ -247,14 +196,14 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                 var overflow = _FIFO<T>()
                 mutex.lock()
                 let consumerWaiting = waiter != nil
-                if keepsOnlyForAWaitingConsumer && !consumerWaiting && state.waiting.isEmpty && !state.stopped {
+                if policy.keepsOnlyForAWaitingConsumer && !consumerWaiting && state.waiting.isEmpty && !state.stopped {
                     mutex.unlock()
                     counters?.recordDrops(1)
                     displaced.deinitialize(count: 1)
                     return
                 }
                 let offer = state.offer(
-                    displaced.move(), rule: rule, consumerWaiting: consumerWaiting, displaced: displaced,
+                    displaced.move(), policy: policy, consumerWaiting: consumerWaiting, displaced: displaced,
                     overflow: &overflow)
                 switch offer {
                 case .accepted(_, let newMaximumDepth):

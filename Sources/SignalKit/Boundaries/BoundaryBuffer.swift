@@ -16,32 +16,6 @@ import Synchronization
 // owners (`_BoundedQueue`, the actor delivery, the values iteration) add the
 // consumer. The bounded hop (BoundedHop.swift) has a ring of its own.
 
-/// A pthread condition variable in C-allocated storage, waited on with a
-/// `_Mutex` (its address must be stable, which a stored property's is not).
-struct _Condition: @unchecked Sendable {
-    // `@unchecked Sendable`: a pthread condition is thread-safe.
-    private let pointer: UnsafeMutablePointer<pthread_cond_t>
-
-    init() {
-        pointer = .allocate(capacity: 1)
-        pointer.initialize(to: pthread_cond_t())
-        let status = pthread_cond_init(pointer, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_cond_init failed (\(status))")
-    }
-
-    /// Frees the condition. The owner calls it exactly once, from its `deinit`.
-    func destroy() {
-        pthread_cond_destroy(pointer)
-        pointer.deinitialize(count: 1)
-        pointer.deallocate()
-    }
-
-    /// Waits (the mutex held by the caller is released while waiting).
-    func wait(_ mutex: _Mutex) { pthread_cond_wait(pointer, mutex.pointer) }
-
-    func broadcast() { pthread_cond_broadcast(pointer) }
-}
-
 /// What `admit` did with a value (non-generic: see BoundaryState.swift).
 enum _Admission {
     /// The value waits; the caller starts its consumer if asked.
@@ -74,13 +48,9 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// access, is left out).
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
 
-    /// `policy` in the fixed-layout form of the per-value path.
-    let rule: _OverflowRule<E>
-
     init(policy: SignalBuffer<E>, counters: _BufferCounts) {
         self.policy = policy
         self.counters = counters
-        rule = _OverflowRule(policy)
         counters.attach(self)
     }
 
@@ -110,7 +80,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
             let displaced = slot.baseAddress!
             var overflow = _FIFO<T>()
             mutex.lock()
-            var outcome = state.offer(value, rule: rule, displaced: displaced, overflow: &overflow)
+            var outcome = state.offer(value, policy: policy, displaced: displaced, overflow: &overflow)
             while true {
                 switch outcome {
                 case .accepted(let startConsumer, let newMaximumDepth):
@@ -150,7 +120,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                         displaced.deinitialize(count: 1)
                         return .handled
                     }
-                    outcome = state.offer(displaced.move(), rule: rule, displaced: displaced, overflow: &overflow)
+                    outcome = state.offer(displaced.move(), policy: policy, displaced: displaced, overflow: &overflow)
                 case .refused:
                     mutex.unlock()
                     displaced.deinitialize(count: 1)

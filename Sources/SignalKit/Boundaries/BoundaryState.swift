@@ -13,10 +13,11 @@
 // type parameter, and where it calls a method of a generic type or a generic
 // function that is not inlined (the callee gets the type's metadata). The
 // per-value path therefore uses types of fixed layout (`_FIFO`, the terminal
-// event boxed, non-generic results, the one value to release handed back
-// through a slot the caller allocates: `displaced`) and inlines the methods
-// of `_BoundaryState` and `_FIFO` (`exchange(with:)`, not `swap`), so the
-// per-value path makes no such lookup.
+// event boxed, the policy (`SignalBuffer`, whose `failing` error is boxed),
+// non-generic results, the one value to release handed back through a slot
+// the caller allocates: `displaced`) and inlines the methods of
+// `_BoundaryState` and `_FIFO` (`exchange(with:)`, not `swap`), so
+// the per-value path makes no such lookup.
 
 /// A terminal event waiting behind the values.
 enum _BoundaryTerminal<E> {
@@ -33,35 +34,6 @@ final class _BoundaryTerminalBox<E: Sendable>: Sendable {
 
     init(_ event: _BoundaryTerminal<E>) {
         self.event = event
-    }
-}
-
-/// What a boundary does with one more value when `capacity` values wait: a
-/// `SignalBuffer`'s policy in a form of fixed layout (the `failing` error
-/// boxed, made once per boundary, as the terminal event it becomes).
-struct _OverflowRule<E: Sendable>: Sendable {
-    enum Action: Sendable {
-        case keep, dropNewest, dropOldest, fail, block
-    }
-
-    let capacity: Int
-    let action: Action
-    /// `failing`'s error as a terminal event; nil for the other policies.
-    let failure: _BoundaryTerminalBox<E>?
-
-    init(_ policy: SignalBuffer<E>) {
-        capacity = policy.capacity
-        var failure: _BoundaryTerminalBox<E>?
-        switch policy.kind {
-        case .unbounded: action = .keep
-        case .dropNewest: action = .dropNewest
-        case .dropOldest, .latest: action = .dropOldest
-        case .fail(let error):
-            action = .fail
-            failure = _BoundaryTerminalBox(.failed(error))
-        case .block: action = .block
-        }
-        self.failure = failure
     }
 }
 
@@ -113,7 +85,7 @@ struct _BoundaryState<T, E: Sendable> {
         set { terminalBox = newValue.map { _BoundaryTerminalBox($0) } }
     }
 
-    /// Offers one value under `rule`. A value offered while the consumer
+    /// Offers one value under `policy`. A value offered while the consumer
     /// waits (an async iteration's `next()`) may be passed with
     /// `consumerWaiting`: it is always taken, even by a full buffer.
     /// `displaced` is an uninitialized slot: a value to release (or offer
@@ -122,7 +94,7 @@ struct _BoundaryState<T, E: Sendable> {
     @inline(__always)
     mutating func offer(
         _ value: consuming T,
-        rule: _OverflowRule<E>,
+        policy: SignalBuffer<E>,
         consumerWaiting: Bool = false,
         displaced: UnsafeMutablePointer<T>,
         overflow: inout _FIFO<T>
@@ -131,20 +103,20 @@ struct _BoundaryState<T, E: Sendable> {
             displaced.initialize(to: value)
             return .refused
         }
-        if waiting.count >= rule.capacity && !consumerWaiting {
-            switch rule.action {
-            case .keep:
+        if waiting.count >= policy.capacity && !consumerWaiting {
+            switch policy.kind {
+            case .unbounded:
                 break
             case .dropNewest:
                 displaced.initialize(to: value)
                 return .dropped
-            case .dropOldest:
+            case .dropOldest, .latest:
                 displaced.initialize(to: waiting.removeFirst())
                 waiting.append(value)
                 return .dropped
             case .fail:
                 stopped = true
-                terminalBox = rule.failure
+                terminalBox = policy.failure
                 overflow.exchange(with: &waiting)
                 displaced.initialize(to: value)
                 return .overflowed(startDrain: startDrain())

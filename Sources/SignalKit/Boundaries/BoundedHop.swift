@@ -72,8 +72,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     private let executor: _HopExecutor
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
-    /// The policy in the fixed-layout form of the per-value path.
-    private let rule: _OverflowRule<E>
+    /// The policy (of fixed layout: see BoundaryState.swift).
+    private let policy: SignalBuffer<E>
     private let counters: _BufferCounts
 
     /// Serialises producers (and the rare paths that need no producer in
@@ -140,7 +140,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         self.downstream = downstream
         self.executor = executor
         self.counters = counters
-        rule = _OverflowRule(policy)
+        self.policy = policy
         var size = 1
         while size < min(policy.capacity, Self.initialSlots) { size &<<= 1 }
         slots = _allocateFIFOSlots(of: T.self, capacity: size)
@@ -177,9 +177,9 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             return  // refused: the value is released here, uncounted
         }
         let position = tail.load(ordering: .relaxed)
-        if position &- cachedHead >= rule.capacity || position &- cachedHead > mask {
+        if position &- cachedHead >= policy.capacity || position &- cachedHead > mask {
             cachedHead = head.load(ordering: .acquiring)
-            if position &- cachedHead >= rule.capacity || position &- cachedHead > mask {
+            if position &- cachedHead >= policy.capacity || position &- cachedHead > mask {
                 // Full by the policy, or the ring must grow: `offerSlowly`
                 // releases `producing`.
                 offerSlowly(value, at: position)
@@ -212,7 +212,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         // `head` moves only under the mutex: exact now.
         let oldest = head.load(ordering: .relaxed)
         cachedHead = oldest
-        if position &- oldest < rule.capacity {
+        if position &- oldest < policy.capacity {
             if position &- oldest > mask { grow(oldest: oldest, end: position) }
             (slots + (position & mask)).initialize(to: value)
             tail.store(position &+ 1, ordering: .releasing)
@@ -223,8 +223,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             if before == 0 { startDrain() }
             return
         }
-        switch rule.action {
-        case .keep:
+        switch policy.kind {
+        case .unbounded:
             // An unbounded policy never reaches the bounded hop (`deliverOn` keeps the unbounded one for it).
             preconditionFailure("SignalKit: the bounded hop was given an unbounded policy")  // invariant
         case .dropNewest:
@@ -232,7 +232,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             producing.unlock()
             counters.recordDrops(1)
             withExtendedLifetime(value) {}
-        case .dropOldest:
+        case .dropOldest, .latest:
             // The oldest waiting value leaves; the new one takes the last
             // place. `pending` counts both: it does not change.
             let dropped = (slots + (oldest & mask)).move()
@@ -250,7 +250,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             // the terminal event; the waiting values and this one are dropped.
             stopped.store(true, ordering: .relaxed)
             valuesStopped.store(true, ordering: .releasing)
-            terminalBox = rule.failure
+            terminalBox = policy.failure
             let overflow = takeWaitingLocked(oldest: oldest, end: position)
             let before = pending.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             mutex.unlock()

@@ -186,11 +186,10 @@ struct _BufferAccount: Sendable {
     let policy: String
     let probe: SignalBufferProbe?
 
-    /// `buffer`'s account under `name`; `policy` replaces its description
-    /// (`values(bufferingPolicy:)` shows its own spelling).
-    init<E>(name: String, buffer: SignalBuffer<E>, policy: String? = nil) {
+    /// `buffer`'s account under `name`.
+    init<E>(name: String, buffer: SignalBuffer<E>) {
         self.name = name
-        self.policy = policy ?? buffer.description
+        self.policy = buffer.description
         probe = buffer.probe
     }
 

@@ -54,24 +54,43 @@
 /// let updates = quotes |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 1_000))
 /// ```
 public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible {
+    /// What a boundary does with one more value when `capacity` values wait.
+    /// Every boundary switches over this one enum on its per-value path, so
+    /// it carries no payload: `SignalBuffer` keeps a fixed layout whatever
+    /// `Failure` is (see BoundaryState.swift's header).
     enum Kind: Sendable {
+        /// Keeps every value (never full).
         case unbounded
+        /// Drops the oldest waiting value to make room.
         case dropOldest
+        /// Drops the arriving value.
         case dropNewest
+        /// Replaces the one waiting value: `dropOldest` with a capacity of 1.
         case latest
-        case fail(Failure)
+        /// Ends the subscription with `failure`.
+        case fail
+        /// The producer waits for room.
         case block
     }
 
     let kind: Kind
-    /// The most values that may wait; `Int.max` for ``unbounded``.
+    /// The most values that may wait; `Int.max` for ``unbounded``, and 0 only
+    /// for `values(bufferingPolicy:)` with a limit of 0 (see
+    /// `init(_: SignalBufferingPolicy)`).
     let capacity: Int
+    /// The error of ``failing(beyond:with:)`` as the terminal event it
+    /// becomes (boxed once, when the policy is made: a reference keeps the
+    /// layout fixed); nil for the other policies.
+    let failure: _BoundaryTerminalBox<Failure>?
     /// Where the boundaries also count (``counted(by:)``).
     let probe: SignalBufferProbe?
 
-    private init(_ kind: Kind, capacity: Int, probe: SignalBufferProbe? = nil) {
+    private init(
+        _ kind: Kind, capacity: Int, failure: _BoundaryTerminalBox<Failure>? = nil, probe: SignalBufferProbe? = nil
+    ) {
         self.kind = kind
         self.capacity = capacity
+        self.failure = failure
         self.probe = probe
     }
 
@@ -117,7 +136,8 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// `signal |> castError(FeedError.self) |> deliverOn(queue, buffer: .failing(beyond: 100, with: .tooSlow))`.
     /// - Precondition: `limit >= 1`.
     public static func failing(beyond limit: Int, with error: Failure) -> SignalBuffer {
-        SignalBuffer(.fail(error), capacity: checked(limit, "failing(beyond:with:)"))
+        SignalBuffer(
+            .fail, capacity: checked(limit, "failing(beyond:with:)"), failure: _BoundaryTerminalBox(.failed(error)))
     }
 
     /// Keeps at most `limit` waiting values; when full, the producing thread
@@ -148,7 +168,7 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// let updates = quotes |> deliverOn(clientQueue, buffer: .droppingOldest(beyond: 100).counted(by: probe))
     /// ```
     public func counted(by probe: SignalBufferProbe) -> SignalBuffer {
-        SignalBuffer(kind, capacity: capacity, probe: probe)
+        SignalBuffer(kind, capacity: capacity, failure: failure, probe: probe)
     }
 
     /// Whether this is ``unbounded``.
@@ -160,7 +180,7 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// The error of ``failing(beyond:with:)``: asked only after that policy
     /// overflowed.
     var overflowError: Failure {
-        guard case .fail(let error) = kind else { preconditionFailure("only .failing overflows") }  // invariant
+        guard case .failed(let error)? = failure?.event else { preconditionFailure("only .failing overflows") }  // invariant
         return error
     }
 
@@ -195,4 +215,42 @@ extension SignalBuffer where Failure == NoError {
     public static func failing<Other: Error>(beyond limit: Int, with error: Other) -> SignalBuffer {
         fatalError("unavailable")
     }
+}
+
+/// How many values an iteration of `Signal.values(bufferingPolicy:)` keeps
+/// while its consumer is busy, in `AsyncStream`'s words: the same buffers as
+/// ``SignalBuffer``'s (`values(buffer:)`), which every other boundary takes.
+/// Each case maps onto a ``SignalBuffer`` (in one place:
+/// `SignalBuffer.init(_:)`); `values(buffer:)` is the spelling every other
+/// boundary shares.
+public enum SignalBufferingPolicy: Sendable, Hashable {
+    /// Keeps every value: ``SignalBuffer/unbounded``.
+    case unbounded
+    /// Keeps at most `n` values; a value arriving when full is dropped:
+    /// ``SignalBuffer/droppingNewest(beyond:)`` for `n >= 1`.
+    case bufferingOldest(Int)
+    /// Keeps at most `n` values; when full, the oldest kept value is dropped
+    /// to make room: ``SignalBuffer/droppingOldest(beyond:)`` for `n >= 1`.
+    case bufferingNewest(Int)
+}
+
+extension SignalBuffer {
+    /// `policy` as a `SignalBuffer`: the one place `AsyncStream`'s spelling
+    /// becomes SignalKit's. A limit of 0 (or less), which the public
+    /// constructors refuse, is kept as a capacity of 0: only a value that
+    /// arrives while the consumer waits in `next()` is kept, and while it
+    /// waits the policy's rule applies as with a limit of 1 (only
+    /// `values` builds it; its description reads `droppingOldest(beyond: 0)`
+    /// or `droppingNewest(beyond: 0)`).
+    init(_ policy: SignalBufferingPolicy) {
+        switch policy {
+        case .unbounded: self = .unbounded
+        case .bufferingOldest(let limit): self.init(.dropNewest, capacity: max(limit, 0))
+        case .bufferingNewest(let limit): self.init(.dropOldest, capacity: max(limit, 0))
+        }
+    }
+
+    /// Whether only a value that arrives while the consumer waits is kept
+    /// (`values(bufferingPolicy:)` with a limit of 0).
+    var keepsOnlyForAWaitingConsumer: Bool { capacity == 0 }
 }

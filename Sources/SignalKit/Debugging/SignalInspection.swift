@@ -205,7 +205,7 @@ enum _SignalInspection {
     }
 
     /// The calling thread's `withInspection` depth.
-    private static let scopeDepth = _ThreadDepth()
+    private static let scopeDepth = _ThreadDepth(.inspectionScopeDepth)
 
     /// An inspection scope is a naming scope too (see `isInspecting`).
     static func enterScope() {
@@ -222,13 +222,13 @@ enum _SignalInspection {
     static func enter(_ stage: _InspectedStage) -> _InspectedStage? {
         // The thread's current stage is unretained: the generator's closure
         // (or the delivering sink) holds it while it is current.
-        let previous = _inspectionCurrent.map { Unmanaged<_InspectedStage>.fromOpaque($0).takeUnretainedValue() }
-        _inspectionCurrent = Unmanaged.passUnretained(stage).toOpaque()
+        let previous = _ThreadSlot.inspectedStage.pointer.map { Unmanaged<_InspectedStage>.fromOpaque($0).takeUnretainedValue() }
+        _ThreadSlot.inspectedStage.pointer = Unmanaged.passUnretained(stage).toOpaque()
         return previous
     }
 
     static func leave(restoring previous: _InspectedStage?) {
-        _inspectionCurrent = previous.map { Unmanaged.passUnretained($0).toOpaque() }
+        _ThreadSlot.inspectedStage.pointer = previous.map { Unmanaged.passUnretained($0).toOpaque() }
     }
 
     /// While a stage delivers an event downstream, the thread's current
@@ -238,14 +238,14 @@ enum _SignalInspection {
     /// one that sent the event. Returns what `restore` puts back.
     @inline(__always)
     static func deliver(as stage: _InspectedStage?) -> UnsafeMutableRawPointer? {
-        let previous = _inspectionCurrent
-        _inspectionCurrent = stage.map { Unmanaged.passUnretained($0).toOpaque() }
+        let previous = _ThreadSlot.inspectedStage.pointer
+        _ThreadSlot.inspectedStage.pointer = stage.map { Unmanaged.passUnretained($0).toOpaque() }
         return previous
     }
 
     @inline(__always)
     static func restore(_ previous: UnsafeMutableRawPointer?) {
-        _inspectionCurrent = previous
+        _ThreadSlot.inspectedStage.pointer = previous
     }
 }
 
@@ -288,13 +288,7 @@ final class _InspectedStage: Sendable {
     @inline(__always)
     func recordEvent(_ counter: borrowing Synchronization.Atomic<UInt64>) {
         counter.add(1, ordering: .relaxed)
-        var now = timespec()
-        #if canImport(Glibc)
-        clock_gettime(CLOCK_REALTIME_COARSE, &now)
-        #else
-        clock_gettime(CLOCK_REALTIME, &now)
-        #endif
-        lastEvent.store(UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec), ordering: .relaxed)
+        lastEvent.store(_coarseWallClockNanoseconds(), ordering: .relaxed)
     }
 }
 

@@ -79,7 +79,7 @@ enum _SignalNaming {
     static let scopes = Synchronization.Atomic<Int>(0)
 
     /// The calling thread's `withSignalNaming` depth.
-    private static let threadDepth = _ThreadDepth()
+    private static let threadDepth = _ThreadDepth(.namingScopeDepth)
 
     /// Whether the environment variable `name` is set to anything but `0`
     /// or an empty string.
@@ -109,23 +109,19 @@ enum _SignalNaming {
     }
 }
 
-/// A nesting depth per thread (the `with…` scopes): a pointer-sized
-/// integer stored as a pthread key's value.
+/// A nesting depth per thread (the `with…` scopes), kept in a thread slot.
 struct _ThreadDepth: Sendable {
-    private let key: pthread_key_t
+    private let slot: _ThreadSlot
 
-    init() {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        _signalKitRequire(status == 0, "SignalKit: pthread_key_create failed (\(status))")
-        self.key = key
+    init(_ slot: _ThreadSlot) {
+        self.slot = slot
     }
 
     /// The calling thread's depth (0 on a thread that never entered).
-    var value: Int { Int(bitPattern: pthread_getspecific(key)) }
+    var value: Int { slot.integer }
 
     func add(_ delta: Int) {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: value + delta))
+        slot.integer = value + delta
     }
 }
 

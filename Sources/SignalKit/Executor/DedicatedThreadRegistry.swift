@@ -28,6 +28,17 @@ extension DedicatedThreadScheduler {
     }
 }
 
+/// A dedicated thread's life, which only moves forward: `running` (work is
+/// taken), `stopping` (the first stop request refused new work and pushed
+/// the stop item; the thread runs what was scheduled before it), `exited`
+/// (the thread left its loop and drained the ring; a producer that sees it
+/// drains what it pushed itself).
+enum _DedicatedThreadLifecycle: UInt8, AtomicRepresentable {
+    case running
+    case stopping
+    case exited
+}
+
 /// What monitoring reads of one dedicated thread: its name, its ring's
 /// counters and the core's own. The core owns it and updates it; the
 /// registry holds it strongly, and never the core: a snapshot that retained
@@ -37,8 +48,9 @@ extension DedicatedThreadScheduler {
 final class _DedicatedThreadProbe: Sendable {
     let name: String
     let ring: _WorkRing
-    /// Set by the thread when it has left its loop and drained the ring.
-    let exited = Synchronization.Atomic<Bool>(false)
+    /// Where the thread is in its life (see `_DedicatedThreadLifecycle`):
+    /// moved on by the core, read by the core's producers and by monitoring.
+    let lifecycle = Synchronization.Atomic<_DedicatedThreadLifecycle>(.running)
     let executedCount = Synchronization.Atomic<Int>(0)
     let refusedCount = Synchronization.Atomic<Int>(0)
 
@@ -48,7 +60,7 @@ final class _DedicatedThreadProbe: Sendable {
     }
 
     /// Whether the thread has not yet left its loop and drained.
-    var isRunning: Bool { !exited.load(ordering: .relaxed) }
+    var isRunning: Bool { lifecycle.load(ordering: .relaxed) != .exited }
 
     var statistics: DedicatedThreadScheduler.Statistics {
         let counters = ring.counters

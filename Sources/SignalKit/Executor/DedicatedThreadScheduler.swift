@@ -180,7 +180,7 @@ extension Queue {
     /// hop.dedicatedThread?.shutdown()
     /// ```
     public var dedicatedThread: DedicatedThreadScheduler? {
-        scheduler as? DedicatedThreadScheduler
+        _dedicatedThreadScheduler
     }
 }
 
@@ -197,17 +197,15 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     /// The thread's pending timers. The dedicated thread only.
     private nonisolated(unsafe) var timers = _DeadlineHeap<UInt64, _DedicatedTimer>()
     private let cancellations = _CancelledTimerCount()
-    /// Set once, by the first stop request; later work is refused.
-    private let stopping = Synchronization.Atomic<Bool>(false)
     /// Serialises the drains after the thread has exited (the ring has one
     /// consumer at a time).
     private let lateDrain = _LockedState(())
     /// The counters monitoring reads (the registry holds the probe, never
     /// the core: see `_DedicatedThreadRegistry`).
     let probe: _DedicatedThreadProbe
-    // `probe.exited` is set by the thread when it has left its loop and
-    // drained the ring; a push that sees it drains what it pushed itself
-    // (see `push`).
+    // The thread's lifecycle is `probe.lifecycle` (running, stopping,
+    // exited): `stopping` refuses later work; a push that sees `exited`
+    // drains what it pushed itself (see `push`).
     /// The item that tells the thread to stop (compared by identity).
     private let stopItem = _WorkItem()
     /// The thread, until it is joined or detached.
@@ -228,7 +226,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     }
 
     /// Whether the thread was asked to stop (new work is refused).
-    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    var isStopping: Bool { probe.lifecycle.load(ordering: .relaxed) != .running }
 
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -252,7 +250,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
 
     @inline(__always)
     func push(_ item: _WorkItem) {
-        guard !stopping.load(ordering: .relaxed) else {
+        guard probe.lifecycle.load(ordering: .relaxed) == .running else {
             probe.refusedCount.add(1, ordering: .relaxed)
             return
         }
@@ -260,7 +258,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
         // The push was a full read-modify-write; this load pairs with the
         // thread's store of `exited` before its last drain: one of the two
         // sees the item (the same Dekker pairing as the ring's park).
-        if probe.exited.load(ordering: .sequentiallyConsistent) { drainAfterExit() }
+        if probe.lifecycle.load(ordering: .sequentiallyConsistent) == .exited { drainAfterExit() }
     }
 
     func schedule(after delay: Double, _ work: @escaping @Sendable () -> Void) -> any Disposable {
@@ -270,7 +268,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
             work: work,
             cancellations: cancellations
         )
-        if stopping.load(ordering: .relaxed) {
+        if isStopping {
             timer.cancel()
             probe.refusedCount.add(1, ordering: .relaxed)
         } else if nanoseconds == 0 {
@@ -286,7 +284,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
 
     func performSync(_ work: _UncheckedSendable<() -> Void>) {
         _signalKitRequire(
-            !stopping.load(ordering: .relaxed),
+            !isStopping,
             "Queue.sync on a dedicated thread that was shut down: nothing would run the work"
         )
         let waiter = _SyncWaiter()
@@ -310,7 +308,11 @@ final class _DedicatedThreadCore: @unchecked Sendable {
     /// Tells the thread to stop after the work already scheduled. The first
     /// call pushes the stop item; later ones do nothing.
     func requestStop() {
-        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard
+            probe.lifecycle.compareExchange(
+                expected: .running, desired: .stopping, ordering: .sequentiallyConsistent
+            ).exchanged
+        else { return }
         ring.push(stopItem)
     }
 
@@ -359,7 +361,7 @@ final class _DedicatedThreadCore: @unchecked Sendable {
                 item.run()
             }
         }
-        probe.exited.store(true, ordering: .sequentiallyConsistent)
+        probe.lifecycle.store(.exited, ordering: .sequentiallyConsistent)
         drainAfterExit()
         ring.makeCurrent(false)
     }

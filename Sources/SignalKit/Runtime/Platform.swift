@@ -17,15 +17,8 @@ func _cpuPause(_ count: UInt32) {
 /// Spins (with the CPU's spin-wait hint, reading the clock every few
 /// hints) for about `nanoseconds`, without leaving the CPU.
 func _pauseFor(nanoseconds: UInt64) {
-    let start = csr_monotonic_nanoseconds()
+    let start = _monotonicNanoseconds()
     repeat {
         csr_cpu_pause(8)
-    } while csr_monotonic_nanoseconds() &- start < nanoseconds
-}
-
-/// The calling thread's current inspected stage, unretained (see
-/// `csr_inspection_current`; used by `_SignalInspection`).
-var _inspectionCurrent: UnsafeMutableRawPointer? {
-    @inline(__always) get { csr_inspection_current() }
-    @inline(__always) set { csr_inspection_set_current(newValue) }
+    } while _monotonicNanoseconds() &- start < nanoseconds
 }

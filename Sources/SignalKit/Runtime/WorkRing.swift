@@ -153,7 +153,3 @@ final class _WorkRing: @unchecked Sendable {
         )
     }
 }
-
-/// CLOCK_MONOTONIC in nanoseconds: the clock of `_WorkRing.pop`'s deadline.
-@inline(__always)
-func _monotonicNanoseconds() -> UInt64 { csr_monotonic_nanoseconds() }

@@ -40,22 +40,22 @@ public final class Queue: Sendable {
     private enum Backend: Sendable {
         case dispatch(DispatchQueue)
         case scheduler(any QueueScheduler)
+        /// A `DedicatedThreadScheduler` (`Queue(dedicatedThread:)`, or
+        /// `Queue(scheduler:)` given one), with its core beside it for the
+        /// hot paths that hand it work directly (`isCurrent` without a
+        /// protocol call; `deliverOn`'s one allocation per value). The
+        /// scheduler is held too: its `deinit` stops the thread.
+        case dedicatedThread(DedicatedThreadScheduler, core: _DedicatedThreadCore)
     }
 
     private let backend: Backend
     private let identity: _QueueIdentity?
     private let isMainQueue: Bool
-    /// The dedicated thread of a queue whose scheduler is a
-    /// `DedicatedThreadScheduler`, for the hot paths that hand it work
-    /// directly (`isCurrent` without a protocol call; `deliverOn`'s one
-    /// allocation per value).
-    let _dedicatedThread: _DedicatedThreadCore?
 
     private init(backend: Backend, identity: _QueueIdentity?, isMainQueue: Bool) {
         self.backend = backend
         self.identity = identity
         self.isMainQueue = isMainQueue
-        _dedicatedThread = nil
     }
 
     private static let main = Queue(backend: .dispatch(.main), identity: nil, isMainQueue: true)
@@ -76,7 +76,6 @@ public final class Queue: Sendable {
         backend = .dispatch(queue)
         identity = nil
         isMainQueue = false
-        _dedicatedThread = nil
     }
 
     /// Creates a new serial queue labelled `name ?? ""`.
@@ -87,16 +86,18 @@ public final class Queue: Sendable {
         backend = .dispatch(queue)
         self.identity = identity
         isMainQueue = false
-        _dedicatedThread = nil
     }
 
     /// Creates a queue that runs on `scheduler` (for example a virtual-time
     /// scheduler in tests).
     public init(scheduler: any QueueScheduler) {
-        backend = .scheduler(scheduler)
+        if let dedicated = scheduler as? DedicatedThreadScheduler {
+            backend = .dedicatedThread(dedicated, core: dedicated.core)
+        } else {
+            backend = .scheduler(scheduler)
+        }
         identity = nil
         isMainQueue = false
-        _dedicatedThread = (scheduler as? DedicatedThreadScheduler)?.core
     }
 
     /// The wrapped DispatchQueue.
@@ -107,7 +108,8 @@ public final class Queue: Sendable {
         switch backend {
         case .dispatch(let queue):
             return queue
-        case .scheduler(let scheduler):
+        case .scheduler, .dedicatedThread:
+            let scheduler = self.scheduler.map { String(describing: $0) } ?? ""
             _signalKitMisuse(
                 "Queue.queue: this queue runs on a custom scheduler (\(scheduler)) and has no DispatchQueue; "
                     + "use Queue.async, Queue.after or Timer, which follow the scheduler's clock"
@@ -126,14 +128,32 @@ public final class Queue: Sendable {
 
     /// The scheduler of a queue made with `Queue(scheduler:)`, else nil.
     public var scheduler: (any QueueScheduler)? {
-        if case .scheduler(let scheduler) = backend { return scheduler }
+        switch backend {
+        case .dispatch: nil
+        case .scheduler(let scheduler): scheduler
+        case .dedicatedThread(let scheduler, _): scheduler
+        }
+    }
+
+    /// The scheduler of a queue on a dedicated thread, else nil (see
+    /// ``Queue/dedicatedThread``).
+    var _dedicatedThreadScheduler: DedicatedThreadScheduler? {
+        if case .dedicatedThread(let scheduler, _) = backend { return scheduler }
+        return nil
+    }
+
+    /// The dedicated thread's core, for the hot paths that hand it work
+    /// directly (`deliverOn`'s one allocation per value).
+    var _dedicatedThread: _DedicatedThreadCore? {
+        if case .dedicatedThread(_, let core) = backend { return core }
         return nil
     }
 
     /// Whether the caller runs on this queue (see the type's documentation).
     public func isCurrent() -> Bool {
-        if let dedicated = _dedicatedThread { return dedicated.ring.isCurrent }
         switch backend {
+        case .dedicatedThread(_, let core):
+            return core.ring.isCurrent
         case .dispatch:
             if isMainQueue { return _isMainThread() }
             guard let identity else { return false }
@@ -170,6 +190,8 @@ public final class Queue: Sendable {
             }
         case .scheduler(let scheduler):
             scheduler.performSync { _run(in: captured, f) }
+        case .dedicatedThread(let scheduler, _):
+            scheduler.performSync { _run(in: captured, f) }
         }
     }
 
@@ -190,6 +212,8 @@ public final class Queue: Sendable {
             queue.async(execute: f)
         case .scheduler(let scheduler):
             scheduler.schedule(f)
+        case .dedicatedThread(let scheduler, _):
+            scheduler.schedule(f)
         }
     }
 
@@ -201,6 +225,8 @@ public final class Queue: Sendable {
             queue.async(qos: qos, flags: .enforceQoS, execute: f)
         case .scheduler(let scheduler):
             scheduler.schedule(f)
+        case .dedicatedThread(let scheduler, _):
+            scheduler.schedule(f)
         }
     }
 
@@ -211,6 +237,8 @@ public final class Queue: Sendable {
         case .dispatch(let queue):
             queue.asyncAfter(deadline: .now() + delay, execute: f)
         case .scheduler(let scheduler):
+            _ = scheduler.schedule(after: delay, f)
+        case .dedicatedThread(let scheduler, _):
             _ = scheduler.schedule(after: delay, f)
         }
     }
@@ -231,6 +259,8 @@ public final class Queue: Sendable {
             return ActionDisposable { item.cancel() }
         case .scheduler(let scheduler):
             return scheduler.schedule(after: delay, f)
+        case .dedicatedThread(let scheduler, _):
+            return scheduler.schedule(after: delay, f)
         }
     }
 
@@ -242,20 +272,8 @@ public final class Queue: Sendable {
             return _monotonicSeconds()
         case .scheduler(let scheduler):
             return scheduler.currentTime
+        case .dedicatedThread(let scheduler, _):
+            return scheduler.currentTime
         }
     }
-}
-
-/// Seconds on CLOCK_MONOTONIC.
-func _monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
-}
-
-/// Seconds on CLOCK_REALTIME (wall clock: keeps counting while suspended).
-func _wallClockSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1_000_000_000
 }

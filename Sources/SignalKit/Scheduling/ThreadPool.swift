@@ -71,13 +71,6 @@ public final class ThreadPoolQueue: Equatable, Sendable {
     }
 }
 
-/// The pool a thread belongs to (set once per pool thread).
-private let _poolKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    return key
-}()
-
 /// A fixed set of threads running `ThreadPoolTask`s.
 ///
 /// Tasks of one `ThreadPoolQueue` run serially in FIFO order; different
@@ -87,17 +80,14 @@ private let _poolKey: pthread_key_t = {
 /// on Linux.
 public final class ThreadPool: Sendable {
     private let mutex = _Mutex()
-    // Unsafe: a pthread condition is shared by design; used with `mutex` held.
-    private nonisolated(unsafe) let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// Where idle pool threads wait for a ready queue (with `mutex` held).
+    private let condition = _Condition()
     // Unsafe: guarded by `mutex` (as are every queue's tasks).
     private nonisolated(unsafe) var ready: [ThreadPoolQueue] = []
     private nonisolated(unsafe) var readyStart = 0
 
     public init(threadCount: Int, threadPriority: Double) {
         _signalKitRequire(threadCount > 0, "ThreadPool(threadCount:threadPriority:) needs at least one thread")
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        pthread_cond_init(condition, nil)
         for index in 0..<threadCount {
             let context = Unmanaged.passRetained(_PoolThreadContext(pool: self, index: index)).toOpaque()
             var thread = pthread_t()
@@ -125,7 +115,7 @@ public final class ThreadPool: Sendable {
 
     /// Whether the calling thread is one of this pool's threads.
     public func isCurrentThreadInPool() -> Bool {
-        pthread_getspecific(_poolKey) == Unmanaged.passUnretained(self).toOpaque()
+        _ThreadSlot.threadPool.pointer == Unmanaged.passUnretained(self).toOpaque()
     }
 
     fileprivate func enqueue(_ task: ThreadPoolTask, on queue: ThreadPoolQueue) {
@@ -135,7 +125,7 @@ public final class ThreadPool: Sendable {
             queue.isReady = true
             ready.append(queue)
         }
-        pthread_cond_broadcast(condition)
+        condition.broadcast()
         mutex.unlock()
     }
 
@@ -145,11 +135,11 @@ public final class ThreadPool: Sendable {
     }
 
     fileprivate func run() {
-        pthread_setspecific(_poolKey, Unmanaged.passUnretained(self).toOpaque())
+        _ThreadSlot.threadPool.pointer = Unmanaged.passUnretained(self).toOpaque()  // set once per pool thread
         mutex.lock()
         while true {
             while readyStart == ready.count {
-                pthread_cond_wait(condition, mutex.pointer)
+                condition.wait(mutex)
             }
             let queue = ready[readyStart]
             readyStart += 1
@@ -169,7 +159,7 @@ public final class ThreadPool: Sendable {
             if !queue.tasks.isEmpty {
                 queue.isReady = true
                 ready.append(queue)
-                pthread_cond_signal(condition)
+                condition.signal()
             }
         }
     }

@@ -42,7 +42,7 @@ func send(_ pipe: ValuePipe<Int>, _ values: [(Int, String?)]) {
 }
 
 /// An actor that logs what its `start(isolation:…)` callbacks see (also
-/// used by BoundedContextPropagationTests.swift).
+/// used by Boundaries/ContextCarrierTests.swift).
 actor TraceRecorder {
     private(set) var log: [String] = []
     private var handle: (any Disposable)?
