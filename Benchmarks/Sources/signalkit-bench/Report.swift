@@ -40,7 +40,7 @@ struct Report {
                 return nil
             }
             return latency.p50 <= 1 && latency.p99 <= floorLatency.p99
-        case "W14": return result.targetMet
+        case "W14", "W22", "W23": return result.targetMet
         default: return nil
         }
     }
@@ -75,6 +75,10 @@ struct Report {
             ]
         ]
         for result in results {
+            if !result.comparisonRows.isEmpty {
+                rows += result.comparisonRows
+                continue
+            }
             let workload = result.workload
             let signalkit = result.median(.signalkit)
             let floor = result.median(.floor)
@@ -120,6 +124,13 @@ struct Report {
                     "\(result.workload.id) \(peer.rawValue): \(format(summary.median)) (\(format(summary.min))–\(format(summary.max))) "
                         + "\(result.workload.unit); \(peer.rawValue)/SignalKit \(ratio(summary.median, result.median(.signalkit)))"
                 )
+            }
+            if !result.workload.singleRun {
+                var byLabel: [String: [Double]] = [:]
+                for detail in result.details { byLabel[detail.label, default: []].append(detail.value) }
+                for (label, values) in byLabel.sorted(by: { $0.key < $1.key }) {
+                    notes.append("\(result.workload.id) \(label): \(format(Summary(values).median)) (median)")
+                }
             }
             for extra in result.extras {
                 notes.append("\(result.workload.id) \(extra.label): \(format(extra.value)) \(result.workload.unit)")
