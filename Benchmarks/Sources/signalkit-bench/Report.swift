@@ -221,15 +221,15 @@ struct Report {
                 "checksums_ok": result.checksumFailures.isEmpty,
             ]
             if let summary = result.summaries[.signalkit] {
-                entry["signalkit_min"] = summary.min
-                entry["signalkit_max"] = summary.max
+                entry["signalkit_min"] = jsonNumber(summary.min)
+                entry["signalkit_max"] = jsonNumber(summary.max)
             }
             if let summary = result.summaries[.asyncStream] {
-                entry["asyncstream_min"] = summary.min
-                entry["asyncstream_max"] = summary.max
+                entry["asyncstream_min"] = jsonNumber(summary.min)
+                entry["asyncstream_max"] = jsonNumber(summary.max)
             }
             for (peer, allocations) in result.allocations where peer != .signalkit {
-                entry["\(peer.jsonKey)_allocs"] = allocations
+                entry["\(peer.jsonKey)_allocs"] = jsonNumber(allocations)
             }
             if let latency = result.latencies[.signalkit] {
                 entry["p50_us"] = latency.p50
@@ -246,9 +246,9 @@ struct Report {
             // Peers beyond the four columns (W12's SPSC ring).
             for peer in result.workload.peers where !Peer.withAsync.contains(peer) {
                 guard let summary = result.summaries[peer] else { continue }
-                entry[peer.jsonKey] = summary.median
-                entry["\(peer.jsonKey)_min"] = summary.min
-                entry["\(peer.jsonKey)_max"] = summary.max
+                entry[peer.jsonKey] = jsonNumber(summary.median)
+                entry["\(peer.jsonKey)_min"] = jsonNumber(summary.min)
+                entry["\(peer.jsonKey)_max"] = jsonNumber(summary.max)
             }
             if !result.drops.isEmpty {
                 entry["drops"] = Dictionary(
