@@ -44,6 +44,9 @@ struct RunResult: Sendable {
     var details: [(label: String, value: Double)] = []
     var detailTable: [[String]]?
     var targetMet: Bool?
+    /// Rows a workload adds to the comparison table instead of its own (W22:
+    /// one per subscription shape).
+    var comparisonRows: [[String]] = []
 
     init(
         nanosecondsPerOp: Double, checksumMatches: Bool, latency: Latency? = nil, drops: Drops? = nil

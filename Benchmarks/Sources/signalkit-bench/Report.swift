@@ -40,7 +40,7 @@ struct Report {
                 return nil
             }
             return latency.p50 <= 1 && latency.p99 <= floorLatency.p99
-        case "W14": return result.targetMet
+        case "W14", "W22", "W23": return result.targetMet
         default: return nil
         }
     }
@@ -75,6 +75,10 @@ struct Report {
             ]
         ]
         for result in results {
+            if !result.comparisonRows.isEmpty {
+                rows += result.comparisonRows
+                continue
+            }
             let workload = result.workload
             let signalkit = result.median(.signalkit)
             let floor = result.median(.floor)
@@ -120,6 +124,13 @@ struct Report {
                     "\(result.workload.id) \(peer.rawValue): \(format(summary.median)) (\(format(summary.min))–\(format(summary.max))) "
                         + "\(result.workload.unit); \(peer.rawValue)/SignalKit \(ratio(summary.median, result.median(.signalkit)))"
                 )
+            }
+            if !result.workload.singleRun {
+                var byLabel: [String: [Double]] = [:]
+                for detail in result.details { byLabel[detail.label, default: []].append(detail.value) }
+                for (label, values) in byLabel.sorted(by: { $0.key < $1.key }) {
+                    notes.append("\(result.workload.id) \(label): \(format(Summary(values).median)) (median)")
+                }
             }
             for extra in result.extras {
                 notes.append("\(result.workload.id) \(extra.label): \(format(extra.value)) \(result.workload.unit)")
@@ -210,15 +221,15 @@ struct Report {
                 "checksums_ok": result.checksumFailures.isEmpty,
             ]
             if let summary = result.summaries[.signalkit] {
-                entry["signalkit_min"] = summary.min
-                entry["signalkit_max"] = summary.max
+                entry["signalkit_min"] = jsonNumber(summary.min)
+                entry["signalkit_max"] = jsonNumber(summary.max)
             }
             if let summary = result.summaries[.asyncStream] {
-                entry["asyncstream_min"] = summary.min
-                entry["asyncstream_max"] = summary.max
+                entry["asyncstream_min"] = jsonNumber(summary.min)
+                entry["asyncstream_max"] = jsonNumber(summary.max)
             }
             for (peer, allocations) in result.allocations where peer != .signalkit {
-                entry["\(peer.jsonKey)_allocs"] = allocations
+                entry["\(peer.jsonKey)_allocs"] = jsonNumber(allocations)
             }
             if let latency = result.latencies[.signalkit] {
                 entry["p50_us"] = latency.p50
@@ -235,9 +246,9 @@ struct Report {
             // Peers beyond the four columns (W12's SPSC ring).
             for peer in result.workload.peers where !Peer.withAsync.contains(peer) {
                 guard let summary = result.summaries[peer] else { continue }
-                entry[peer.jsonKey] = summary.median
-                entry["\(peer.jsonKey)_min"] = summary.min
-                entry["\(peer.jsonKey)_max"] = summary.max
+                entry[peer.jsonKey] = jsonNumber(summary.median)
+                entry["\(peer.jsonKey)_min"] = jsonNumber(summary.min)
+                entry["\(peer.jsonKey)_max"] = jsonNumber(summary.max)
             }
             if !result.drops.isEmpty {
                 entry["drops"] = Dictionary(

@@ -8,6 +8,7 @@ struct Options {
     var repetitions = 7
     var jsonPath: String?
     var allocationPass = false
+    var bytesPass = false
     var countAllocations = true
     var onlyPeer: Peer?
     var printSamples = false
@@ -47,6 +48,8 @@ struct Options {
                 options.jsonPath = value
             case "--allocation-pass":
                 options.allocationPass = true
+            case "--bytes-pass":
+                options.bytesPass = true
             case "--no-allocations":
                 options.countAllocations = false
             case "--samples":
@@ -89,6 +92,8 @@ struct WorkloadResult {
     var details: [(label: String, value: Double)] = []
     var detailTable: [[String]]?
     var targetMet: Bool?
+    /// W22's rows (one per subscription shape).
+    var comparisonRows: [[String]] = []
 
     func median(_ peer: Peer) -> Double? { summaries[peer]?.median }
 }
@@ -106,6 +111,9 @@ func run(options: Options) -> Int32 {
             )
             return 2
         }
+    }
+    if options.bytesPass {
+        return runLiveBytesPass(count: options.sizes["W22"] ?? 100_000, repetitions: 3)
     }
     if options.allocationPass {
         return runAllocationPass(workloads: workloads, quick: options.quick)
@@ -146,8 +154,12 @@ func run(options: Options) -> Int32 {
                         progress("  \(peer.rawValue) dropped \(drops.dropped) of \(drops.sent) values")
                     }
                 }
-                result.details += outcome.details
+                // A repeated workload's figures are per peer (medians in the notes).
+                result.details +=
+                    workload.singleRun
+                    ? outcome.details : outcome.details.map { ("\(peer.rawValue) \($0.label)", $0.value) }
                 if let table = outcome.detailTable { result.detailTable = table }
+                if !outcome.comparisonRows.isEmpty { result.comparisonRows = outcome.comparisonRows }
                 if let met = outcome.targetMet { result.targetMet = (result.targetMet ?? true) && met }
             }
         }

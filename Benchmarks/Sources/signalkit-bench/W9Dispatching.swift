@@ -15,7 +15,8 @@ import Synchronization
 //   passed since its timestamp; p50/p90/p99 from an HdrHistogram (3
 //   significant digits);
 // * throughput: `2 × events` sends back to back; ns per event =
-//   (last receipt − first send) / count.
+//   (last receipt − first send) / count; and the producer's share, (last
+//   send − first send) / count.
 // * AsyncStream peer: `continuation.yield(timestamp)` into an unbounded
 //   `AsyncStream` on this thread; a task (on the cooperative pool, not a
 //   dispatch queue) iterates it with `for await` and records. Teardown
@@ -123,14 +124,20 @@ func runHop(events: Int, makePipeline: (HopRecorder, Bool) -> HopPipeline) -> Ru
     let throughputRecorder = HopRecorder(expected: count)
     let pipeline = makePipeline(throughputRecorder, false)
     var firstSend: UInt64 = 0
+    var lastSend: UInt64 = 0
     _ = timed(operations: count) {
         firstSend = monotonicNanoseconds()
         for _ in 0..<count { pipeline.send(firstSend) }
+        lastSend = monotonicNanoseconds()
         while !throughputRecorder.done.load(ordering: .acquiring) { sched_yield() }
     }
     pipeline.drain()
     pipeline.teardown()
     let nanosecondsPerEvent = Double(throughputRecorder.lastReceipt &- firstSend) / Double(count)
     let ok = latencyRecorder.received == events && throughputRecorder.received == count
-    return RunResult(nanosecondsPerOp: nanosecondsPerEvent, checksumMatches: ok, latency: latency)
+    var result = RunResult(nanosecondsPerOp: nanosecondsPerEvent, checksumMatches: ok, latency: latency)
+    // The breakdown: what the sending thread spends per event (its loop of
+    // sends), the rest is the receiving side's and the wake-ups'.
+    result.details = [("producer's send loop (ns/event)", Double(lastSend &- firstSend) / Double(count))]
+    return result
 }

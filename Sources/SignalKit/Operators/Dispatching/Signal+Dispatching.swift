@@ -289,9 +289,11 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
         } else if let dispatchQueue = queue._dispatchQueue {
             // A block literal: Dispatch copies it once (the closure and the
             // captures in one allocation), where `queue.async(closure)`
-            // allocates the closure, a block wrapper and the copy.
-            let event = (downstream, value)
-            dispatchQueue.async { event.0.putNext(event.1) }
+            // allocates the closure, a block wrapper and the copy. The
+            // subscriber and the value are captured apart: a tuple of them
+            // is a generic tuple type here, whose metadata the runtime looks
+            // up in its cache on every event, on both sides of the hop.
+            dispatchQueue.async { downstream.putNext(value) }
         } else if let dedicated = queue._dedicatedThread {
             // One allocation: the item holds the subscriber and the value.
             dedicated.push(_DeliverNextItem(downstream: downstream, value: value))
