@@ -52,24 +52,31 @@ final class _Session: Sendable {
     ) async throws(NATSError) -> (_Session, NATSServerInfo) {
         let timeout = TimeAmount.nanoseconds(Int64(options.connectTimeout.components.seconds) * 1_000_000_000
             + options.connectTimeout.components.attoseconds / 1_000_000_000)
+        // The handler is in place before the channel reads: the server's
+        // INFO comes first, at once.
+        let made = _SessionBox()
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: group)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let session = _Session(channel: channel, options: options)
+                        made.value.withLock { $0 = session }
+                        try channel.pipeline.syncOperations.addHandler(_FrameHandler(session: session, connection: connection))
+                    }
+                }
                 .connect(host: endpoint.host, port: endpoint.port)
                 .get()
         } catch {
+            // A session made for a channel that never connected: its handshake fails.
+            made.value.withLock { $0 }?.fail(.server("connect to \(endpoint) failed: \(error)"))
             throw .server("connect to \(endpoint) failed: \(error)")
         }
-        let session = _Session(channel: channel, options: options)
-        do {
-            try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.addHandler(_FrameHandler(session: session, connection: connection))
-            }.get()
-        } catch {
+        guard let session = made.value.withLock({ $0 }) else {
             channel.close(promise: nil)
-            throw .server("pipeline: \(error)")
+            throw .server("connect to \(endpoint) failed: no session")
         }
         let timer = channel.eventLoop.scheduleTask(in: timeout) {
             session.fail(.timeout)
@@ -262,6 +269,11 @@ final class _Session: Sendable {
         let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
+}
+
+/// The session a channel initializer makes.
+final class _SessionBox: Sendable {
+    let value = Mutex<_Session?>(nil)
 }
 
 /// The channel's handler: parses frames and hands them over.
