@@ -88,7 +88,8 @@ public final class NATSConnection: Sendable {
     /// A connection with `options`, connecting at once (see ``state``).
     public init(_ options: NATSOptions = NATSOptions()) {
         self.options = options
-        inboxPrefix = "_INBOX." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        inboxPrefix =
+            "_INBOX." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let endpoints = options.servers.compactMap(_Endpoint.init)
         shared = Mutex(_State(servers: endpoints))

@@ -50,8 +50,9 @@ final class _Session: Sendable {
         group: any EventLoopGroup,
         connection: NATSConnection
     ) async throws(NATSError) -> (_Session, NATSServerInfo) {
-        let timeout = TimeAmount.nanoseconds(Int64(options.connectTimeout.components.seconds) * 1_000_000_000
-            + options.connectTimeout.components.attoseconds / 1_000_000_000)
+        let timeout = TimeAmount.nanoseconds(
+            Int64(options.connectTimeout.components.seconds) * 1_000_000_000
+                + options.connectTimeout.components.attoseconds / 1_000_000_000)
         // The handler is in place before the channel reads: the server's
         // INFO comes first, at once.
         let made = _SessionBox()
@@ -120,7 +121,8 @@ final class _Session: Sendable {
                     return
                 }
                 write([.ping])
-                let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+                let nanoseconds =
+                    Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
                 channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
                     let waiting = state.withLock { $0.flushes.removeValue(forKey: id) }
                     waiting?.resume(throwing: NATSError.timeout)

@@ -190,9 +190,10 @@ let natsTestTracer: InMemoryTracer = {
         #expect(process.terminationStatus == 0, "\(Self.lines(output))")
         let entries = Self.lines(output).filter { $0 != "ready" }
         #expect(
-            entries == (0..<3).map {
-                #"{"data": "swift \#($0)", "headers": {"X-Index": "\#($0)"}, "subject": "interop.swift"}"#
-            })
+            entries
+                == (0..<3).map {
+                    #"{"data": "swift \#($0)", "headers": {"X-Index": "\#($0)"}, "subject": "interop.swift"}"#
+                })
     }
 }
 #endif

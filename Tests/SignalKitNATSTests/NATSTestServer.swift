@@ -57,7 +57,8 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
         try? FileManager.default.removeItem(at: logFile)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary.hasPrefix("/") ? Self.binary : "/usr/bin/env")
-        process.arguments = (Self.binary.hasPrefix("/") ? [] : [Self.binary])
+        process.arguments =
+            (Self.binary.hasPrefix("/") ? [] : [Self.binary])
             + ["-a", "127.0.0.1", "-p", String(requested), "-l", logFile.path] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -30,7 +30,8 @@ import Testing
             .message(NATSMessage(subject: "orders.created", payload: Array("hello".utf8)), sid: 1),
             .message(NATSMessage(subject: "orders.created", replyTo: "_INBOX.abc.1", payload: []), sid: 12),
             .message(NATSMessage(subject: "a.b", payload: Array("\r\n\r\n".utf8)), sid: 3),
-            .message(NATSMessage(subject: "orders.x", replyTo: "_INBOX.r.7", headers: headers, payload: Array("xyz".utf8)), sid: 2),
+            .message(
+                NATSMessage(subject: "orders.x", replyTo: "_INBOX.r.7", headers: headers, payload: Array("xyz".utf8)), sid: 2),
             .message(NATSMessage(subject: "_INBOX.r.8", headers: NATSHeaders(status: 503), payload: []), sid: 9),
             .error("Permissions Violation for Subscription to \"secret\""),
         ]
@@ -159,7 +160,8 @@ import Testing
         // A server's MSG mirrors a PUB: rename the operation, insert a sid.
         let text = String(decoding: bytes, as: UTF8.self).replacingFirst("HPUB s r", with: "HMSG s 5 r")
         let frames = try Self.parse([Array(text.utf8)[...]])
-        #expect(frames == [.message(NATSMessage(subject: "s", replyTo: "r", headers: headers, payload: Array("body".utf8)), sid: 5)])
+        #expect(
+            frames == [.message(NATSMessage(subject: "s", replyTo: "r", headers: headers, payload: Array("body".utf8)), sid: 5)])
     }
 
     @Test func subjectsAreChecked() {
@@ -190,7 +192,8 @@ import Testing
     }
 
     @Test func theBackoffIsBoundedAndJittered() {
-        let policy = NATSReconnectPolicy(initialDelay: .milliseconds(10), multiplier: 2, maximumDelay: .milliseconds(50), jitter: 0.5)
+        let policy = NATSReconnectPolicy(
+            initialDelay: .milliseconds(10), multiplier: 2, maximumDelay: .milliseconds(50), jitter: 0.5)
         #expect((1...5).map(policy.delay(afterFailures:)) == [10, 20, 40, 50, 50].map(Duration.milliseconds))
         let jittered = (0..<200).map { _ in policy.jitteredDelay(afterFailures: 5) }
         #expect(jittered.allSatisfy { $0 >= .milliseconds(25) && $0 <= .milliseconds(75) })
