@@ -81,6 +81,29 @@ let natsTestTracer: InMemoryTracer = {
         #expect(subscriber.subscriptionCount == 1)
     }
 
+    @Test func aServerThatStopsAnsweringIsAStaleConnection() async throws {
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) {
+            $0.pingInterval = .milliseconds(50)
+            $0.maximumPingsOutstanding = 2
+            $0.reconnect = NATSReconnectPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50))
+            $0.connectTimeout = .milliseconds(200)
+        }
+        defer { nats.close() }
+        let errors = Recorder<NATSError>()
+        let states = Recorder<NATSConnectionState>()
+        let handles = [
+            nats.errors.start(next: { errors.append($0) }), nats.state.start(next: { states.append($0) }),
+        ]
+        defer { for handle in handles { handle.dispose() } }
+        server.pause(true)
+        #expect(await eventually { errors.all.contains(.staleConnection) })
+        #expect(await eventually { states.all.contains(.reconnecting(attempt: 1)) })
+        server.pause(false)
+        #expect(await eventually { nats.isConnected })
+    }
+
     @Test func aMessageCarriesItsPublishersTrace() async throws {
         let tracer = natsTestTracer
         let server = try NATSTestServer()

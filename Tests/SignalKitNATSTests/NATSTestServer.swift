@@ -89,6 +89,13 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
         self.process = nil
     }
 
+    /// Stops (SIGSTOP) or continues (SIGCONT) the server: a stopped server
+    /// keeps its connections open and answers nothing.
+    func pause(_ paused: Bool) {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, paused ? SIGSTOP : SIGCONT)
+    }
+
     /// Starts the server again on the same port.
     func restart() throws {
         let port = self.port
@@ -111,6 +118,7 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
         guard let process else { return }
         self.process = nil
         guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGCONT)
         process.terminate()
         let deadline = ContinuousClock.now + .seconds(5)
         while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
