@@ -236,6 +236,34 @@ import Testing
         #expect(throws: NATSError.closed) { try nats.publish("x", payload: []) }
     }
 
+    @Test func aSubscriptionThePermissionsDenyFailsWithATypedError() async throws {
+        let server = try NATSTestServer(
+            config: #"authorization { users = [{user: ann, password: pw, permissions: {subscribe: {deny: ["secret"]}}}] }"#
+                + "\n")
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) {
+            $0.authentication = .userPassword(user: "ann", password: "pw")
+        }
+        defer { nats.close() }
+        let denied = Recorder<String>()
+        let allowed = Recorder<String>()
+        let first = nats.messages("secret").start(next: { denied.append($0.text) }, error: { denied.append("error \($0)") })
+        let second = nats.messages("public").start(next: { allowed.append($0.text) })
+        defer {
+            first.dispose()
+            second.dispose()
+        }
+        #expect(await eventually { denied.count == 1 })
+        #expect(denied.all.first?.hasPrefix("error permissionViolation(") == true)
+        #expect(denied.all.first?.contains("secret") == true)
+        // The connection stays, and so do its other subscriptions.
+        try await nats.flush()
+        try nats.publish("public", payload: Array("still here".utf8))
+        #expect(await eventually { allowed.count == 1 })
+        #expect(nats.isConnected)
+        #expect(nats.subscriptionCount == 1)
+    }
+
     @Test func publishesWhileDisconnectedWaitInTheBoundedBuffer() async throws {
         let server = try NATSTestServer()
         let port = server.port
