@@ -80,7 +80,7 @@ final class _Session: Sendable {
             throw .server("connect to \(endpoint) failed: no session")
         }
         let timer = channel.eventLoop.scheduleTask(in: timeout) {
-            session.fail(.timeout)
+            session.handshakeTimedOut()
         }
         do {
             let info = try await session.handshake.futureResult.get()
@@ -171,6 +171,13 @@ final class _Session: Sendable {
             return state.isClosed
         }
         if cancelled { task.cancel() }
+    }
+
+    /// The connect timeout passed: fails the handshake unless it is done
+    /// (the timer may fire before the task that awaited it cancels it).
+    func handshakeTimedOut() {
+        let established = state.withLock { $0.phase == .established }
+        if !established { fail(.timeout) }
     }
 
     /// Fails the handshake (or closes an established session).
