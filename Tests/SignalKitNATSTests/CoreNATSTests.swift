@@ -209,6 +209,18 @@ import Testing
         withUser.close()
     }
 
+    @Test func theServersAreTriedInTurn() async throws {
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        // Port 1 refuses: the next server in the list is tried after the backoff.
+        let nats = try await NATSConnection.connected(to: server) {
+            $0.servers = ["nats://127.0.0.1:1", server.url]
+            $0.reconnect = NATSReconnectPolicy(initialDelay: .milliseconds(5))
+        }
+        defer { nats.close() }
+        #expect(nats.currentState == .connected(server: "127.0.0.1:\(server.port)"))
+    }
+
     @Test func aRefusedHandshakeEndsInATypedError() async throws {
         let server = try NATSTestServer(arguments: ["--auth", "s3cret"])
         defer { server.stop() }
