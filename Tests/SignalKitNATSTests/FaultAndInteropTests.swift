@@ -189,6 +189,7 @@ let natsTestTracer: InMemoryTracer = {
         defer { handle.dispose() }
         try await nats.flush()
         let (process, output) = try Self.runPython(["publish", server.url, "interop.py", "5"])
+        defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(Self.lines(output))")
         #expect(await eventually { received.count == 5 })
@@ -203,6 +204,7 @@ let natsTestTracer: InMemoryTracer = {
         let nats = try await NATSConnection.connected(to: server)
         defer { nats.close() }
         let (process, output) = try Self.runPython(["subscribe", server.url, "interop.swift", "3"])
+        defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
         defer { if process.isRunning { process.terminate() } }
         #expect(await eventually(timeout: .seconds(20)) { Self.lines(output).contains("ready") || !process.isRunning })
         for index in 0..<3 {
