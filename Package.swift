@@ -6,9 +6,9 @@
 // The core (SignalKit + CSignalRuntime) depends on nothing but the toolchain
 // and libatomic_ops (Debian `libatomic-ops-dev`, header-only on x86-64).
 // The integrations (SignalKitNIO, SignalKitLogging, SignalKitMetrics,
-// SignalKitGRPC, SignalKitPostgres, SignalKitTracing, SignalKitInspector) are
-// products whose package dependencies are guarded by traits (NIO, Logging,
-// Metrics, GRPC, Postgres, Tracing, Inspector; none enabled
+// SignalKitGRPC, SignalKitPostgres, SignalKitTracing, SignalKitInspector,
+// SignalKitNATS) are products whose package dependencies are guarded by traits
+// (NIO, Logging, Metrics, GRPC, Postgres, Tracing, Inspector, NATS; none enabled
 // by default): a client that does not enable a trait does not even fetch
 // swift-nio, swift-log, swift-metrics, grpc-swift or postgres-nio (measured with
 // Swift 6.3.1; without traits, separate products are not built but their
@@ -40,6 +40,7 @@ let package = Package(
         .library(name: "SignalKitPostgres", targets: ["SignalKitPostgres"]),
         .library(name: "SignalKitTracing", targets: ["SignalKitTracing"]),
         .library(name: "SignalKitInspector", targets: ["SignalKitInspector"]),
+        .library(name: "SignalKitNATS", targets: ["SignalKitNATS"]),
     ],
     traits: [
         .trait(name: "NIO", description: "SignalKitNIO: event loops as queues, futures as signals (swift-nio)"),
@@ -53,6 +54,9 @@ let package = Package(
         .trait(
             name: "Inspector",
             description: "SignalKitInspector's SwiftNIO HTTP handler (swift-nio); the page and the JSON need no trait"),
+        .trait(
+            name: "NATS",
+            description: "SignalKitNATS: subjects as hot signals, publish, request/reply (NATS client protocol on swift-nio)"),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -158,6 +162,18 @@ let package = Package(
             resources: [.embedInCode("inspector.html")],
             swiftSettings: swiftSettings
         ),
+        // A NATS client on SwiftNIO: subjects as hot signals.
+        .target(
+            name: "SignalKitNATS",
+            dependencies: [
+                "SignalKit",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NATS"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NATS"])),
+                // A sender's trace context in its headers (the installed instrument's inject/extract).
+                .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The listener process that SignalKitPostgresTests launches (two of
         // them at once); empty without the Postgres trait.
         .executableTarget(
@@ -255,6 +271,17 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SignalKitNATSTests",
+            dependencies: [
+                "SignalKitNATS", "SignalKitTesting",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NATS"])),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,213 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if NATS
+import Foundation
+public import SignalKit
+
+/// How a connection authenticates.
+public enum NATSAuthentication: Sendable, Equatable {
+    case none
+    /// `auth_token`.
+    case token(String)
+    /// `user` and `pass`.
+    case userPassword(user: String, password: String)
+}
+
+/// How a connection reconnects: a jittered exponential backoff between
+/// failed attempts, bounded in delay and optionally in attempts.
+///
+/// After an established connection is lost, the first attempt is made at
+/// once; each failed attempt waits `delay(afterFailures:)` scaled by a random
+/// factor in `1 ± jitter` before the next one, trying the servers in turn.
+public struct NATSReconnectPolicy: Sendable, Equatable {
+    /// The delay after the first failed attempt.
+    public var initialDelay: Duration
+    /// The factor applied to the delay after each further failure.
+    public var multiplier: Double
+    /// The longest delay between two attempts (before jitter).
+    public var maximumDelay: Duration
+    /// The random spread of each delay, from 0 (none) to 1.
+    public var jitter: Double
+    /// Failed attempts in a row before the connection closes with
+    /// ``NATSError/gaveUp(attempts:lastError:)``; nil retries forever.
+    public var maximumAttempts: Int?
+
+    /// A policy; the defaults wait about 50 ms, 100 ms, 200 ms, … up to 2 s
+    /// (± 20 %), forever.
+    public init(
+        initialDelay: Duration = .milliseconds(50),
+        multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(2),
+        jitter: Double = 0.2,
+        maximumAttempts: Int? = nil
+    ) {
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maximumDelay = maximumDelay
+        self.jitter = min(max(jitter, 0), 1)
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// The wait after `failures` failed attempts in a row (≥ 1), without
+    /// jitter: `initialDelay × multiplier^(failures − 1)`, at most
+    /// `maximumDelay`.
+    public func delay(afterFailures failures: Int) -> Duration {
+        var delay = initialDelay
+        var step = 1
+        while step < failures && delay < maximumDelay {
+            delay = delay * max(multiplier, 1)
+            step += 1
+        }
+        return min(delay, maximumDelay)
+    }
+
+    /// `delay(afterFailures:)` with jitter applied.
+    func jitteredDelay(afterFailures failures: Int) -> Duration {
+        let base = delay(afterFailures: failures)
+        guard jitter > 0 else { return base }
+        return base * Double.random(in: (1 - jitter)...(1 + jitter))
+    }
+}
+
+/// A connection's settings.
+public struct NATSOptions: Sendable {
+    /// The servers, tried in turn: `nats://host:port`, `host:port` or
+    /// `host` (port 4222).
+    public var servers: [String]
+    /// The credentials sent in `CONNECT`.
+    public var authentication: NATSAuthentication
+    /// The client's name in the server's monitoring.
+    public var name: String?
+    /// How often the client pings the server.
+    public var pingInterval: Duration
+    /// Pings left unanswered before the connection is taken as stale and
+    /// closed (then reconnected).
+    public var maximumPingsOutstanding: Int
+    /// The longest a TCP connect plus the `INFO`/`CONNECT` handshake may take.
+    public var connectTimeout: Duration
+    /// How the connection reconnects.
+    public var reconnect: NATSReconnectPolicy
+    /// Whether the servers a cluster advertises (`connect_urls`) join the
+    /// list of servers to reconnect to.
+    public var usesAdvertisedServers: Bool
+    /// What happens to messages published while the connection is down:
+    /// they wait, up to the policy's limit, and are sent in order once it
+    /// is up again. ``SignalBuffer/failing(beyond:with:)`` (the default,
+    /// 1,024 messages) makes a publish beyond the limit throw
+    /// ``NATSError/publishBufferFull(limit:)``; `droppingOldest` and
+    /// `droppingNewest` drop (and count in
+    /// ``NATSConnection/droppedPublishes``); `latest` keeps the newest;
+    /// `blocking` is taken as `failing` (a publish never waits);
+    /// `unbounded` keeps everything.
+    public var publishBuffer: SignalBuffer<NATSError>
+
+    public init(
+        servers: [String] = ["nats://127.0.0.1:4222"],
+        authentication: NATSAuthentication = .none,
+        name: String? = nil,
+        pingInterval: Duration = .seconds(30),
+        maximumPingsOutstanding: Int = 2,
+        connectTimeout: Duration = .seconds(2),
+        reconnect: NATSReconnectPolicy = NATSReconnectPolicy(),
+        usesAdvertisedServers: Bool = true,
+        publishBuffer: SignalBuffer<NATSError> = .failing(beyond: 1_024, with: .publishBufferFull(limit: 1_024))
+    ) {
+        self.servers = servers
+        self.authentication = authentication
+        self.name = name
+        self.pingInterval = pingInterval
+        self.maximumPingsOutstanding = max(1, maximumPingsOutstanding)
+        self.connectTimeout = connectTimeout
+        self.reconnect = reconnect
+        self.usesAdvertisedServers = usesAdvertisedServers
+        self.publishBuffer = publishBuffer
+    }
+}
+
+/// Why a NATS operation or connection failed.
+public enum NATSError: Error, Sendable, Equatable {
+    /// A subject that cannot be used here (empty, whitespace, a wildcard
+    /// where none is allowed).
+    case invalidSubject(String)
+    /// A queue group name with whitespace, or empty.
+    case invalidQueueGroup(String)
+    /// A message (headers and payload) larger than the server's
+    /// `max_payload`.
+    case payloadTooLarge(size: Int, limit: Int)
+    /// A publish while disconnected, with the publish buffer full (its
+    /// policy is `failing`).
+    case publishBufferFull(limit: Int)
+    /// The server's `-ERR`, with its text.
+    case server(String)
+    /// The server's `-ERR 'Permissions Violation …'` (the connection stays).
+    case permissionViolation(String)
+    /// The server's byte stream is not NATS's protocol.
+    case protocolViolation(NATSProtocolError)
+    /// No answer to `maximumPingsOutstanding` pings.
+    case staleConnection
+    /// The connection is not up (for ``NATSConnection/flush(timeout:)``).
+    case notConnected
+    /// The connection was closed by ``NATSConnection/close()``.
+    case closed
+    /// A request's reply or a flush did not arrive in time.
+    case timeout
+    /// A request found no subscriber on its subject (status 503).
+    case noResponders
+    /// `maximumAttempts` attempts in a row failed; the last one's error.
+    case gaveUp(attempts: Int, lastError: String)
+    /// A server address that does not parse.
+    case invalidServer(String)
+    /// A value that could not be encoded or a payload that could not be
+    /// decoded (the underlying error's description).
+    case coding(String)
+}
+
+/// The state of a connection, as ``NATSConnection/state`` sends it.
+public enum NATSConnectionState: Sendable, Equatable {
+    /// The first connection is being made.
+    case connecting
+    /// Connected to `server` (`host:port`), handshake done, subscriptions
+    /// in place.
+    case connected(server: String)
+    /// The connection was lost; attempt `attempt` (from 1) is under way.
+    case reconnecting(attempt: Int)
+    /// Closed for good: by ``NATSConnection/close()`` (nil) or with an error.
+    case closed(NATSError?)
+}
+
+/// A server address.
+struct _Endpoint: Sendable, Hashable, CustomStringConvertible {
+    let host: String
+    let port: Int
+
+    var description: String { "\(host):\(port)" }
+
+    /// Parses `nats://host:port`, `host:port` or `host`.
+    init?(_ text: String) {
+        var rest = Substring(text.trimmingWhitespace)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        guard !rest.isEmpty else { return nil }
+        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+            guard let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+            host = String(rest[..<colon])._trimming(["[", "]"])
+            self.port = port
+        } else {
+            host = String(rest)._trimming(["[", "]"])
+            port = 4222
+        }
+        guard !host.isEmpty else { return nil }
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
+    }
+
+    fileprivate func _trimming(_ characters: Set<Character>) -> String {
+        String(drop(while: { characters.contains($0) }).reversed().drop(while: { characters.contains($0) }).reversed())
+    }
+}
+#endif  // NATS

@@ -1,0 +1,449 @@
+// This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
+
+#if NATS
+public import Foundation
+
+// NATS's client protocol (text control lines ending in CRLF, payloads
+// counted in bytes): the frames a server sends, an incremental parser for
+// them, and the encoder of the commands a client sends.
+
+/// A message's headers (`NATS/1.0` block of `HMSG`/`HPUB`): ordered
+/// name-value pairs (a name may repeat), with the optional status line of a
+/// server-made message (`503` for no responders).
+public struct NATSHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// One header field.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields, in order.
+    public var fields: [Field]
+    /// The status code of the header line (`NATS/1.0 503`), if any.
+    public var status: Int?
+    /// The status line's description after the code, if any.
+    public var statusDescription: String?
+
+    /// No field, no status.
+    public init() {
+        self.init([])
+    }
+
+    public init(_ fields: [Field], status: Int? = nil, statusDescription: String? = nil) {
+        self.fields = fields
+        self.status = status
+        self.statusDescription = statusDescription
+    }
+
+    public init(status: Int, statusDescription: String? = nil) {
+        self.init([], status: status, statusDescription: statusDescription)
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements.map { Field(name: $0.0, value: $0.1) })
+    }
+
+    /// Whether there is neither a field nor a status.
+    public var isEmpty: Bool { fields.isEmpty && status == nil }
+
+    /// The first value of `name` (compared case-insensitively), or nil;
+    /// setting replaces every field of that name (nil removes them).
+    public subscript(name: String) -> String? {
+        get {
+            let key = name.lowercased()
+            return fields.first { $0.name.lowercased() == key }?.value
+        }
+        set {
+            let key = name.lowercased()
+            if let index = fields.firstIndex(where: { $0.name.lowercased() == key }) {
+                fields.removeAll { $0.name.lowercased() == key }
+                if let newValue { fields.insert(Field(name: name, value: newValue), at: index) }
+            } else if let newValue {
+                fields.append(Field(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// The encoded block, `NATS/1.0` line to the empty line.
+    var encoded: [UInt8] {
+        var text = "NATS/1.0"
+        if let status {
+            text += " \(status)"
+            if let statusDescription { text += " \(statusDescription)" }
+        }
+        text += "\r\n"
+        for field in fields {
+            text += "\(field.name): \(field.value)\r\n"
+        }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// Parses a header block (as counted by `HMSG`'s header size).
+    static func decode(_ bytes: ArraySlice<UInt8>) -> NATSHeaders? {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        var lines = text.components(separatedBy: "\r\n")
+        // The block ends with an empty line: "…\r\n\r\n" leaves two empty strings.
+        guard lines.count >= 3, lines.removeLast().isEmpty, lines.removeLast().isEmpty else { return nil }
+        let first = lines.removeFirst()
+        guard first.hasPrefix("NATS/1.0") else { return nil }
+        var headers = NATSHeaders()
+        let rest = first.dropFirst("NATS/1.0".count).trimmingCharacters(in: .whitespaces)
+        if !rest.isEmpty {
+            let parts = rest.split(separator: " ", maxSplits: 1)
+            guard let code = Int(parts[0]) else { return nil }
+            headers.status = code
+            if parts.count > 1 { headers.statusDescription = String(parts[1]) }
+        }
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = String(line[..<colon])
+            guard !name.isEmpty else { return nil }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.fields.append(Field(name: name, value: value))
+        }
+        return headers
+    }
+}
+
+/// A message as received: `MSG` or `HMSG`.
+public struct NATSMessage: Sendable, Equatable {
+    /// The subject it was published to (the concrete subject, also for a
+    /// wildcard subscription).
+    public var subject: String
+    /// Where a reply goes, if the publisher asked for one.
+    public var replyTo: String?
+    /// Its headers; empty for `MSG`.
+    public var headers: NATSHeaders
+    /// Its payload bytes.
+    public var payload: [UInt8]
+
+    public init(subject: String, replyTo: String? = nil, headers: NATSHeaders = NATSHeaders(), payload: [UInt8]) {
+        self.subject = subject
+        self.replyTo = replyTo
+        self.headers = headers
+        self.payload = payload
+    }
+
+    /// The payload as UTF-8 text (invalid sequences repaired).
+    public var text: String { String(decoding: payload, as: UTF8.self) }
+
+    /// The payload decoded from JSON.
+    public func decode<Value: Decodable>(_ type: Value.Type, decoder: JSONDecoder = JSONDecoder()) throws -> Value {
+        try decoder.decode(type, from: Data(payload))
+    }
+}
+
+/// What the server says about itself (`INFO`); the fields this client uses.
+public struct NATSServerInfo: Sendable, Equatable, Decodable {
+    public var serverID: String
+    public var version: String
+    /// The largest payload (headers included) the server accepts.
+    public var maxPayload: Int
+    /// Whether the server takes `HPUB` and sends `HMSG`.
+    public var headers: Bool
+    /// Whether the server requires authentication.
+    public var authRequired: Bool
+    /// Whether the server requires TLS.
+    public var tlsRequired: Bool
+    /// Other servers of its cluster a client may connect to (`host:port`).
+    public var connectURLs: [String]
+    /// The client's ID on this server.
+    public var clientID: UInt64?
+
+    enum CodingKeys: String, CodingKey {
+        case serverID = "server_id"
+        case version
+        case maxPayload = "max_payload"
+        case headers
+        case authRequired = "auth_required"
+        case tlsRequired = "tls_required"
+        case connectURLs = "connect_urls"
+        case clientID = "client_id"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        serverID = try container.decodeIfPresent(String.self, forKey: .serverID) ?? ""
+        version = try container.decodeIfPresent(String.self, forKey: .version) ?? ""
+        maxPayload = try container.decodeIfPresent(Int.self, forKey: .maxPayload) ?? 1_048_576
+        headers = try container.decodeIfPresent(Bool.self, forKey: .headers) ?? false
+        authRequired = try container.decodeIfPresent(Bool.self, forKey: .authRequired) ?? false
+        tlsRequired = try container.decodeIfPresent(Bool.self, forKey: .tlsRequired) ?? false
+        connectURLs = try container.decodeIfPresent([String].self, forKey: .connectURLs) ?? []
+        clientID = try container.decodeIfPresent(UInt64.self, forKey: .clientID)
+    }
+}
+
+/// A frame a server sends.
+public enum NATSServerFrame: Sendable, Equatable {
+    case info(NATSServerInfo)
+    /// `MSG` or `HMSG`, with the subscription ID it was delivered for.
+    case message(NATSMessage, sid: UInt64)
+    case ping
+    case pong
+    case ok
+    /// `-ERR`, with the server's text (quotes removed).
+    case error(String)
+}
+
+/// Why the byte stream from a server is not NATS's protocol. After one, the
+/// parser stays failed: the connection is closed.
+public enum NATSProtocolError: Error, Sendable, Equatable {
+    /// The line does not start with a known operation (its first bytes,
+    /// printable).
+    case unknownOperation(String)
+    /// A known operation with arguments that do not parse.
+    case malformedControlLine(String)
+    /// A control line longer than the limit without its CRLF.
+    case controlLineTooLong(limit: Int)
+    /// A message whose payload (headers included) exceeds the limit (the
+    /// server's `max_payload`).
+    case payloadTooLarge(size: Int, limit: Int)
+    /// A payload not followed by CRLF where its size says it ends.
+    case missingPayloadTerminator
+    /// An `HMSG` header block that is not `NATS/1.0` headers.
+    case malformedHeaders
+    /// An `INFO` whose JSON does not decode.
+    case malformedInfo
+}
+
+/// Parses the frames of a server's byte stream, fed in chunks split
+/// anywhere.
+public struct NATSFrameParser: Sendable {
+    /// The largest payload accepted (the server's `max_payload`).
+    public var maxPayload: Int
+    /// The longest control line accepted.
+    public let maxControlLine: Int
+
+    private var buffer: [UInt8] = []
+    /// Where the unparsed bytes start in `buffer`.
+    private var start = 0
+    /// Bytes after `start` already searched for CR LF.
+    private var scanned = 0
+    /// The control line of a message whose payload has not all arrived.
+    private var pending: (subject: String, sid: UInt64, replyTo: String?, headerSize: Int, totalSize: Int)?
+    private var failure: NATSProtocolError?
+
+    /// A parser; `maxPayload` is replaced by the server's once known.
+    public init(maxPayload: Int = 1_048_576, maxControlLine: Int = 65_536) {
+        self.maxPayload = maxPayload
+        self.maxControlLine = maxControlLine
+    }
+
+    /// Appends received bytes.
+    public mutating func append<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        if start > 0 && start >= buffer.count / 2 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The bytes received and not yet parsed.
+    public var bufferedByteCount: Int { buffer.count - start }
+
+    /// The next complete frame, nil when more bytes are needed.
+    /// - Throws: the stream is not NATS's protocol (again on every later
+    ///   call).
+    public mutating func next() throws(NATSProtocolError) -> NATSServerFrame? {
+        if let failure { throw failure }
+        do {
+            return try parse()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Every complete frame buffered.
+    public mutating func frames() throws(NATSProtocolError) -> [NATSServerFrame] {
+        var frames: [NATSServerFrame] = []
+        while let frame = try next() { frames.append(frame) }
+        return frames
+    }
+
+    private mutating func parse() throws(NATSProtocolError) -> NATSServerFrame? {
+        if let message = pending {
+            return try payload(of: message)
+        }
+        guard let lineEnd = findLineEnd() else {
+            if buffer.count - start > maxControlLine { throw .controlLineTooLong(limit: maxControlLine) }
+            try checkOperationPrefix()
+            return nil
+        }
+        let line = buffer[start..<lineEnd]
+        start = lineEnd + 2
+        scanned = 0
+        return try frame(line: line)
+    }
+
+    /// The index of the CR of the first CR LF after `start`.
+    private mutating func findLineEnd() -> Int? {
+        var index = start + scanned
+        while index + 1 < buffer.count {
+            if buffer[index] == 13 && buffer[index + 1] == 10 { return index }
+            index += 1
+        }
+        scanned = max(0, index - start)
+        return nil
+    }
+
+    /// Fails early on bytes that cannot start any operation.
+    private func checkOperationPrefix() throws(NATSProtocolError) {
+        let operations = ["INFO", "MSG", "HMSG", "PING", "PONG", "+OK", "-ERR"]
+        let head = buffer[start..<min(buffer.count, start + 5)].map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 }
+        guard !head.isEmpty else { return }
+        let matches = operations.contains { operation in
+            let bytes = Array(operation.utf8)
+            return zip(bytes, head).allSatisfy { $0 == $1 }
+                && (head.count <= bytes.count || head[bytes.count] == 32 || head[bytes.count] == 9 || head[bytes.count] == 13)
+        }
+        if !matches { throw .unknownOperation(Self.printable(buffer[start..<min(buffer.count, start + 16)])) }
+    }
+
+    private static func printable(_ bytes: ArraySlice<UInt8>) -> String {
+        String(bytes.map { $0 >= 32 && $0 < 127 ? Character(UnicodeScalar($0)) : "?" })
+    }
+
+    private mutating func frame(line: ArraySlice<UInt8>) throws(NATSProtocolError) -> NATSServerFrame? {
+        guard let text = String(validating: line, as: UTF8.self) else {
+            throw .unknownOperation(Self.printable(line.prefix(16)))
+        }
+        let operationEnd = text.firstIndex { $0 == " " || $0 == "\t" } ?? text.endIndex
+        let operation = text[..<operationEnd].uppercased()
+        let arguments = text[operationEnd...].trimmingCharacters(in: .whitespaces)
+        switch operation {
+        case "PING": return .ping
+        case "PONG": return .pong
+        case "+OK": return .ok
+        case "-ERR":
+            var message = arguments
+            if message.hasPrefix("'") && message.hasSuffix("'") && message.count >= 2 {
+                message = String(message.dropFirst().dropLast())
+            }
+            return .error(message)
+        case "INFO":
+            do {
+                return .info(try JSONDecoder().decode(NATSServerInfo.self, from: Data(arguments.utf8)))
+            } catch {
+                throw .malformedInfo
+            }
+        case "MSG", "HMSG":
+            let parts = arguments.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let withHeaders = operation == "HMSG"
+            let sizes = withHeaders ? 2 : 1
+            guard parts.count == 2 + sizes || parts.count == 3 + sizes,
+                let sid = UInt64(parts[1]),
+                let total = Int(parts[parts.count - 1]), total >= 0
+            else { throw .malformedControlLine(String(text.prefix(200))) }
+            let headerSize = withHeaders ? Int(parts[parts.count - 2]) : 0
+            guard let headerSize, headerSize >= 0, headerSize <= total, !withHeaders || headerSize > 0 else {
+                throw .malformedControlLine(String(text.prefix(200)))
+            }
+            guard total <= maxPayload else { throw .payloadTooLarge(size: total, limit: maxPayload) }
+            let replyTo = parts.count == 3 + sizes ? parts[2] : nil
+            pending = (parts[0], sid, replyTo, withHeaders ? headerSize : -1, total)
+            return try payload(of: pending!)
+        default:
+            throw .unknownOperation(Self.printable(line.prefix(16)))
+        }
+    }
+
+    private mutating func payload(
+        of message: (subject: String, sid: UInt64, replyTo: String?, headerSize: Int, totalSize: Int)
+    ) throws(NATSProtocolError) -> NATSServerFrame? {
+        guard buffer.count - start >= message.totalSize + 2 else { return nil }
+        let end = start + message.totalSize
+        guard buffer[end] == 13 && buffer[end + 1] == 10 else { throw .missingPayloadTerminator }
+        var headers = NATSHeaders()
+        var bodyStart = start
+        if message.headerSize >= 0 {
+            guard let decoded = NATSHeaders.decode(buffer[start..<start + message.headerSize]) else {
+                throw .malformedHeaders
+            }
+            headers = decoded
+            bodyStart = start + message.headerSize
+        }
+        let payload = Array(buffer[bodyStart..<end])
+        start = end + 2
+        scanned = 0
+        pending = nil
+        return .message(
+            NATSMessage(subject: message.subject, replyTo: message.replyTo, headers: headers, payload: payload),
+            sid: message.sid
+        )
+    }
+}
+
+/// A command a client sends.
+enum NATSClientCommand: Sendable, Equatable {
+    case connect(json: String)
+    case publish(subject: String, replyTo: String?, headers: NATSHeaders?, payload: [UInt8])
+    case subscribe(subject: String, queueGroup: String?, sid: UInt64)
+    case unsubscribe(sid: UInt64, max: Int?)
+    case ping
+    case pong
+
+    /// The command's bytes, appended to `bytes`.
+    func encode(into bytes: inout [UInt8]) {
+        switch self {
+        case .connect(let json):
+            bytes.append(contentsOf: "CONNECT \(json)\r\n".utf8)
+        case .publish(let subject, let replyTo, let headers, let payload):
+            let reply = replyTo.map { " \($0)" } ?? ""
+            if let headers {
+                let block = headers.encoded
+                bytes.append(contentsOf: "HPUB \(subject)\(reply) \(block.count) \(block.count + payload.count)\r\n".utf8)
+                bytes.append(contentsOf: block)
+            } else {
+                bytes.append(contentsOf: "PUB \(subject)\(reply) \(payload.count)\r\n".utf8)
+            }
+            bytes.append(contentsOf: payload)
+            bytes.append(contentsOf: [13, 10])
+        case .subscribe(let subject, let queueGroup, let sid):
+            let group = queueGroup.map { " \($0)" } ?? ""
+            bytes.append(contentsOf: "SUB \(subject)\(group) \(sid)\r\n".utf8)
+        case .unsubscribe(let sid, let max):
+            bytes.append(contentsOf: "UNSUB \(sid)\(max.map { " \($0)" } ?? "")\r\n".utf8)
+        case .ping:
+            bytes.append(contentsOf: "PING\r\n".utf8)
+        case .pong:
+            bytes.append(contentsOf: "PONG\r\n".utf8)
+        }
+    }
+
+    /// The bytes of the message part (headers and payload) a `max_payload`
+    /// limits.
+    var payloadSize: Int {
+        guard case .publish(_, _, let headers, let payload) = self else { return 0 }
+        return (headers?.encoded.count ?? 0) + payload.count
+    }
+}
+
+/// Whether `subject` can be published to (no wildcard) or, with
+/// `wildcards`, subscribed to: non-empty tokens separated by dots, no
+/// whitespace; `>` only as the last token.
+func _isValidSubject(_ subject: String, wildcards: Bool) -> Bool {
+    guard !subject.isEmpty, !subject.contains(where: { $0.isWhitespace }) else { return false }
+    let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+    for (index, token) in tokens.enumerated() {
+        if token.isEmpty { return false }
+        if token == "*" || token == ">" {
+            if !wildcards { return false }
+            if token == ">" && index != tokens.count - 1 { return false }
+        }
+    }
+    return true
+}
+
+/// Whether `group` can name a queue group.
+func _isValidQueueGroup(_ group: String) -> Bool {
+    !group.isEmpty && !group.contains(where: { $0.isWhitespace })
+}
+#endif  // NATS
