@@ -182,6 +182,18 @@ async def start_instance(server, arguments, log_path, http_port):
     return process
 
 
+def crash_excerpt(log):
+    """The part of a log that says why the process died: from the first fatal
+    error or crash report (the message, the crashed thread's frames), else the
+    log's end. CI keeps only what is printed."""
+    starts = [log.find(marker) for marker in ("Fatal error", "💣", "Program crashed", "Crashed:")]
+    starts = [start for start in starts if start >= 0]
+    if not starts:
+        return log[-2000:]
+    start = min(starts)
+    return log[max(0, start - 500):start + 6000]
+
+
 async def stop_instance(process, log_path, name):
     process.send_signal(signal.SIGTERM)
     try:
@@ -191,7 +203,7 @@ async def stop_instance(process, log_path, name):
         raise AssertionError(f"{name} did not stop within 20 s of SIGTERM")
     log = open(log_path).read()
     if process.returncode != 0:
-        raise AssertionError(f"{name} exited with status {process.returncode}: {log[-2000:]}")
+        raise AssertionError(f"{name} exited with status {process.returncode}: {crash_excerpt(log)}")
     if "liveSubscriptions=0 liveBags=0 liveBagArrays=0 retiredBagItems=0" not in log:
         raise AssertionError(f"{name}: SignalKit's live-object counters are not back to zero: {log[-2000:]}")
 
