@@ -102,8 +102,9 @@ let _contextHook = Synchronization.Atomic<Unmanaged<_ContextHook>?>(nil)
 
 /// Every propagation ever installed, in order: each stays allocated for the
 /// life of the process, since a boundary uses the installed hook without
-/// retaining it, also while another is being installed.
-let _everyInstalledHook = Synchronization.Mutex<[_ContextHook]>([])
+/// retaining it, also while another is being installed. (A pthread lock, not
+/// `Synchronization.Mutex`: see `_LockedBox`.)
+let _everyInstalledHook = _LockedState<[_ContextHook]>([])
 
 /// A context captured at a boundary: the propagation that captured it and its
 /// value (nil: the sender had none).
