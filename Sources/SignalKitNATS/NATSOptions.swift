@@ -13,61 +13,16 @@ public enum NATSAuthentication: Sendable, Equatable {
     case userPassword(user: String, password: String)
 }
 
-/// How a connection reconnects: a jittered exponential backoff between
-/// failed attempts, bounded in delay and optionally in attempts.
+/// How a connection reconnects: SignalKit's jittered exponential backoff
+/// (``SignalKit/SignalBackoff``), bounded in delay and optionally in attempts.
 ///
 /// After an established connection is lost, the first attempt is made at
-/// once; each failed attempt waits `delay(afterFailures:)` scaled by a random
-/// factor in `1 ± jitter` before the next one, trying the servers in turn.
-public struct NATSReconnectPolicy: Sendable, Equatable {
-    /// The delay after the first failed attempt.
-    public var initialDelay: Duration
-    /// The factor applied to the delay after each further failure.
-    public var multiplier: Double
-    /// The longest delay between two attempts (before jitter).
-    public var maximumDelay: Duration
-    /// The random spread of each delay, from 0 (none) to 1.
-    public var jitter: Double
-    /// Failed attempts in a row before the connection closes with
-    /// ``NATSError/gaveUp(attempts:lastError:)``; nil retries forever.
-    public var maximumAttempts: Int?
-
-    /// A policy; the defaults wait about 50 ms, 100 ms, 200 ms, … up to 2 s
-    /// (± 20 %), forever.
-    public init(
-        initialDelay: Duration = .milliseconds(50),
-        multiplier: Double = 2,
-        maximumDelay: Duration = .seconds(2),
-        jitter: Double = 0.2,
-        maximumAttempts: Int? = nil
-    ) {
-        self.initialDelay = initialDelay
-        self.multiplier = multiplier
-        self.maximumDelay = maximumDelay
-        self.jitter = min(max(jitter, 0), 1)
-        self.maximumAttempts = maximumAttempts
-    }
-
-    /// The wait after `failures` failed attempts in a row (≥ 1), without
-    /// jitter: `initialDelay × multiplier^(failures − 1)`, at most
-    /// `maximumDelay`.
-    public func delay(afterFailures failures: Int) -> Duration {
-        var delay = initialDelay
-        var step = 1
-        while step < failures && delay < maximumDelay {
-            delay = delay * max(multiplier, 1)
-            step += 1
-        }
-        return min(delay, maximumDelay)
-    }
-
-    /// `delay(afterFailures:)` with jitter applied.
-    func jitteredDelay(afterFailures failures: Int) -> Duration {
-        let base = delay(afterFailures: failures)
-        guard jitter > 0 else { return base }
-        return base * Double.random(in: (1 - jitter)...(1 + jitter))
-    }
-}
+/// once; each failed attempt waits `jitteredDelay(afterFailures:)` before the
+/// next one, trying the servers in turn. The defaults wait about 50 ms,
+/// 100 ms, 200 ms, … up to 2 s (± 20 %), forever; after `maximumAttempts`
+/// failures in a row the connection closes with
+/// ``NATSError/gaveUp(attempts:lastError:)``.
+public typealias NATSReconnectPolicy = SignalBackoff
 
 /// A connection's settings.
 public struct NATSOptions: Sendable {
@@ -93,8 +48,8 @@ public struct NATSOptions: Sendable {
     /// What happens to messages published while the connection is down:
     /// they wait, up to the policy's limit, and are sent in order once it
     /// is up again. ``SignalBuffer/failing(beyond:with:)`` (the default,
-    /// 1,024 messages) makes a publish beyond the limit throw
-    /// ``NATSError/publishBufferFull(limit:)``; `droppingOldest` and
+    /// 1,024 messages) makes a publish beyond the limit throw the policy's
+    /// error (``NATSError/publishBufferFull(limit:)`` by default); `droppingOldest` and
     /// `droppingNewest` drop (and count in
     /// ``NATSConnection/droppedPublishes``); `latest` keeps the newest;
     /// `blocking` is taken as `failing` (a publish never waits);

@@ -24,58 +24,18 @@ public enum PostgresChangeEvent: Sendable, Equatable {
     case notification(payload: String)
 }
 
-/// How a change feed reconnects: an exponential backoff between failed
-/// attempts, bounded in delay and optionally in attempts.
+/// How a change feed reconnects: SignalKit's jittered exponential backoff
+/// (``SignalKit/SignalBackoff``), bounded in delay and optionally in attempts.
 ///
 /// After a connection that was listening for at least `initialDelay` is
 /// lost, the feed reconnects at once. Each attempt that fails (the
 /// connection or the `LISTEN` fails, or the connection is lost sooner than
-/// `initialDelay` after its `LISTEN`) waits `delay(afterFailures:)` before
-/// the next one: `initialDelay`, then multiplied by `multiplier` after each
-/// further failure, never more than `maximumDelay`. A successful `LISTEN`
-/// that lasts resets the count.
-public struct PostgresReconnectPolicy: Sendable, Equatable {
-    /// The delay after the first failed attempt.
-    public var initialDelay: Duration
-    /// The factor applied to the delay after each further failed attempt.
-    public var multiplier: Double
-    /// The longest delay between two attempts.
-    public var maximumDelay: Duration
-    /// How many failed attempts in a row the feed makes before it fails
-    /// with ``PostgresChangeFeedError/gaveUp(attempts:lastError:)``; nil
-    /// retries forever.
-    public var maximumAttempts: Int?
-
-    /// A policy; the defaults wait 50 ms, 100 ms, 200 ms, … up to 5 s
-    /// between attempts, forever.
-    public init(
-        initialDelay: Duration = .milliseconds(50),
-        multiplier: Double = 2,
-        maximumDelay: Duration = .seconds(5),
-        maximumAttempts: Int? = nil
-    ) {
-        self.initialDelay = initialDelay
-        self.multiplier = multiplier
-        self.maximumDelay = maximumDelay
-        self.maximumAttempts = maximumAttempts
-    }
-
-    /// The defaults of ``init(initialDelay:multiplier:maximumDelay:maximumAttempts:)``.
-    public static var `default`: PostgresReconnectPolicy { PostgresReconnectPolicy() }
-
-    /// The wait before the next attempt after `failures` failed attempts in
-    /// a row (`failures` ≥ 1): `initialDelay × multiplier^(failures − 1)`,
-    /// at most `maximumDelay`.
-    public func delay(afterFailures failures: Int) -> Duration {
-        var delay = initialDelay
-        var step = 1
-        while step < failures && delay < maximumDelay {
-            delay = delay * max(multiplier, 1)
-            step += 1
-        }
-        return min(delay, maximumDelay)
-    }
-}
+/// `initialDelay` after its `LISTEN`) waits `jitteredDelay(afterFailures:)`
+/// before the next one: about 50 ms, 100 ms, 200 ms, … up to 2 s (± 20 %)
+/// with the defaults. A successful `LISTEN` that lasts resets the count;
+/// after `maximumAttempts` failures in a row the feed fails with
+/// ``PostgresChangeFeedError/gaveUp(attempts:lastError:)``.
+public typealias PostgresReconnectPolicy = SignalBackoff
 
 /// Why a change feed or a NOTIFY sink stopped.
 public enum PostgresChangeFeedError: Error {
@@ -326,11 +286,11 @@ final class _ChangeFeed: Sendable {
                 continue
             }
             failures += 1
-            if let maximum = policy.maximumAttempts, failures >= maximum {
+            if policy.isExhausted(afterFailures: failures) {
                 fail(session: session, .gaveUp(attempts: failures, lastError: lastError))
                 return
             }
-            try? await Task.sleep(for: policy.delay(afterFailures: failures))
+            try? await Task.sleep(for: policy.jitteredDelay(afterFailures: failures))
         }
     }
 }

@@ -187,6 +187,26 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     /// The most values that may wait, or nil for ``unbounded``.
     public var limit: Int? { isUnbounded ? nil : capacity }
 
+    /// What a boundary under this policy does with one more value when
+    /// ``limit`` values wait: for code that applies a `SignalBuffer` in a
+    /// buffer of its own (a network client's publishes waiting for a
+    /// connection, say), so it keeps the policy the user chose.
+    public var overflow: SignalBufferOverflow {
+        switch kind {
+        case .unbounded: .never
+        case .dropOldest, .latest: .dropOldest
+        case .dropNewest: .dropNewest
+        case .fail: .fail
+        case .block: .block
+        }
+    }
+
+    /// The error of ``failing(beyond:with:)``; nil for every other policy.
+    public var errorOnOverflow: Failure? {
+        guard case .failed(let error)? = failure?.event else { return nil }
+        return error
+    }
+
     /// `unbounded`, `latest`, `droppingOldest(beyond: 100)`,
     /// `droppingNewest(beyond: 100)`, `failing(beyond: 100)` or
     /// `blocking(beyond: 100)`.
@@ -215,6 +235,23 @@ extension SignalBuffer where Failure == NoError {
     public static func failing<Other: Error>(beyond limit: Int, with error: Other) -> SignalBuffer {
         fatalError("unavailable")
     }
+}
+
+/// What a bounded boundary does with one more value when its
+/// ``SignalBuffer/limit`` values wait (``SignalBuffer/overflow``).
+public enum SignalBufferOverflow: Sendable, Hashable {
+    /// ``SignalBuffer/unbounded``: the buffer is never full.
+    case never
+    /// ``SignalBuffer/droppingOldest(beyond:)`` and ``SignalBuffer/latest``:
+    /// the oldest waiting value is dropped to make room.
+    case dropOldest
+    /// ``SignalBuffer/droppingNewest(beyond:)``: the arriving value is dropped.
+    case dropNewest
+    /// ``SignalBuffer/failing(beyond:with:)``: the subscription ends with
+    /// ``SignalBuffer/errorOnOverflow``.
+    case fail
+    /// ``SignalBuffer/blocking(beyond:)``: the producer waits for room.
+    case block
 }
 
 /// How many values an iteration of `Signal.values(bufferingPolicy:)` keeps
