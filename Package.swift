@@ -171,6 +171,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NATS"])),
                 // A sender's trace context in its headers (the installed instrument's inject/extract).
                 .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
+                // Its counters exported (`reportMetrics`; no backend chosen).
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["NATS"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -282,6 +284,7 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["NATS"])),
             ],
             swiftSettings: swiftSettings
         ),

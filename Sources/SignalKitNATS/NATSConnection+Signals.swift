@@ -30,6 +30,10 @@ extension NATSConnection {
     /// termination: the subscription is made again on the new connection
     /// (messages published in the gap are lost).
     ///
+    /// **Inspection:** the signal is named `nats.messages(subject)` (with
+    /// `, queueGroup: group` when it has one), a stage of that name in the
+    /// inspector.
+    ///
     /// **Disposal:** when `dispose()` returns, the subscriber receives
     /// nothing more (a delivery under way on another thread is waited for).
     public func messages(_ subject: String, queueGroup: String? = nil) -> Signal<NATSMessage, NATSError> {
@@ -47,7 +51,7 @@ extension NATSConnection {
                 return EmptyDisposable
             }
             return handle
-        }
+        } |> named(queueGroup.map { "nats.messages(\(subject), queueGroup: \($0))" } ?? "nats.messages(\(subject))")
     }
 
     /// The messages on `subject` decoded from JSON; a payload that does not
@@ -85,7 +89,7 @@ extension NATSConnection {
     ) -> Signal<NATSMessage, NATSError> {
         Signal { [self] subscriber in
             startRequest(subject, payload: payload, headers: headers, timeout: timeout, subscriber: subscriber)
-        }
+        } |> named("nats.request(\(subject))")
     }
 
     /// Replies to `message` (publishes `payload` to its reply subject).

@@ -75,6 +75,8 @@ public final class NATSConnection: Sendable {
         var nextRequest = 0
         var requests: [String: _Request] = [:]
         var task: Task<Void, Never>?
+        /// Counted under the lock the paths already take.
+        var statistics = NATSStatistics()
     }
 
     let options: NATSOptions
@@ -116,6 +118,20 @@ public final class NATSConnection: Sendable {
 
     /// Publishes dropped by a dropping ``NATSOptions/publishBuffer`` policy.
     public var droppedPublishes: Int { shared.withLock { $0.droppedPublishes } }
+
+    /// What the connection has counted since it was made: messages and
+    /// payload bytes in and out, reconnections, publishes waiting and
+    /// dropped, live subscriptions (``reportMetrics(every:on:factory:)``
+    /// exports them).
+    public var statistics: NATSStatistics {
+        shared.withLock { state in
+            var statistics = state.statistics
+            statistics.droppedPublishes = state.droppedPublishes
+            statistics.pendingPublishes = state.pending.count
+            statistics.subscriptions = state.targets.count
+            return statistics
+        }
+    }
 
     /// Publishes waiting for the connection.
     public var pendingPublishes: Int { shared.withLock { $0.pending.count } }
@@ -194,6 +210,8 @@ public final class NATSConnection: Sendable {
             }
             if let session = state.session {
                 session.write([command])
+                state.statistics.messagesOut += 1
+                state.statistics.bytesOut += command.bodySize
                 return
             }
             let policy = options.publishBuffer
@@ -202,15 +220,17 @@ public final class NATSConnection: Sendable {
                 state.pending.append(command)
                 return
             }
-            switch _BufferKind(policy) {
+            switch policy.overflow {
             case .dropOldest:
                 state.pending.removeFirst()
                 state.pending.append(command)
                 state.droppedPublishes += 1
             case .dropNewest:
                 state.droppedPublishes += 1
-            case .fail:
-                throw .publishBufferFull(limit: limit)
+            case .fail, .block, .never:
+                // `.block` fails too: a publish never blocks its caller,
+                // which may be an event loop (see NATSOptions.publishBuffer).
+                throw policy.errorOnOverflow ?? .publishBufferFull(limit: limit)
             }
         }
     }
@@ -325,7 +345,10 @@ public final class NATSConnection: Sendable {
         switch frame {
         case .message(let message, let sid):
             let routed = shared.withLock { state -> (_Target, [Int])? in
-                guard state.session === session, let target = state.targets[sid] else { return nil }
+                guard state.session === session else { return nil }
+                state.statistics.messagesIn += 1
+                state.statistics.bytesIn += message.payload.count
+                guard let target = state.targets[sid] else { return nil }
                 if case .feed(let key) = target.target {
                     return (target.target, state.feeds[key].map { Array($0.subscribers.keys).sorted() } ?? [])
                 }
@@ -436,7 +459,7 @@ public final class NATSConnection: Sendable {
             }
             if Task.isCancelled { return }
             failures += 1
-            if let maximum = options.reconnect.maximumAttempts, failures >= maximum {
+            if options.reconnect.isExhausted(afterFailures: failures) {
                 close(with: .gaveUp(attempts: failures, lastError: String(describing: lastError)))
                 return
             }
@@ -459,6 +482,10 @@ public final class NATSConnection: Sendable {
                 if command.payloadSize <= info.maxPayload { kept.append(command) } else { state.droppedPublishes += 1 }
             }
             commands += kept
+            state.statistics.messagesOut += kept.count
+            state.statistics.bytesOut += kept.reduce(0) { $0 + $1.bodySize }
+            if state.statistics.connections > 0 { state.statistics.reconnects += 1 }
+            state.statistics.connections += 1
             state.pending = []
             state.session = session
             session.write(commands)
@@ -500,24 +527,4 @@ public final class NATSConnection: Sendable {
     }
 }
 
-/// What a dropping publish buffer does with one more message.
-enum _BufferKind: Equatable {
-    case dropOldest
-    case dropNewest
-    case fail
-
-    /// The kind of a `SignalBuffer` policy, read from its description (its
-    /// kind is not public): `latest` and `droppingOldest` drop the oldest,
-    /// `droppingNewest` the newest; `failing` and `blocking` fail.
-    init<Failure>(_ policy: SignalBuffer<Failure>) {
-        let description = policy.description
-        if description == "latest" || description.hasPrefix("droppingOldest") {
-            self = .dropOldest
-        } else if description.hasPrefix("droppingNewest") {
-            self = .dropNewest
-        } else {
-            self = .fail
-        }
-    }
-}
 #endif  // NATS

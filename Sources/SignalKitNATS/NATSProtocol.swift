@@ -424,6 +424,12 @@ enum NATSClientCommand: Sendable, Equatable {
         guard case .publish(_, _, let headers, let payload) = self else { return 0 }
         return (headers?.encoded.count ?? 0) + payload.count
     }
+
+    /// The payload's bytes alone (what ``NATSStatistics`` counts).
+    var bodySize: Int {
+        guard case .publish(_, _, _, let payload) = self else { return 0 }
+        return payload.count
+    }
 }
 
 /// Whether `subject` can be published to (no wildcard) or, with

@@ -2,7 +2,9 @@
 
 #if NATS
 import Foundation
+import MetricsTestKit
 import SignalKit
+import SignalKitTesting
 import SignalKitNATS
 import Synchronization
 import Testing
@@ -313,6 +315,70 @@ import Testing
         for value in 0..<10 { try nats.publish("x", payload: [UInt8(value)]) }
         #expect(nats.pendingPublishes == 3)
         #expect(nats.droppedPublishes == 7)
+    }
+
+    @Test func eachPublishBufferPolicyKeepsItsRule() async throws {
+        func filled(_ policy: SignalBuffer<NATSError>) throws -> NATSConnection {
+            let nats = NATSConnection(
+                NATSOptions(
+                    servers: ["127.0.0.1:1"],
+                    reconnect: NATSReconnectPolicy(initialDelay: .milliseconds(50)),
+                    publishBuffer: policy
+                ))
+            for value in 0..<2 { try nats.publish("x", payload: [UInt8(value)]) }
+            return nats
+        }
+        // `failing` throws the policy's own error.
+        let failing = try filled(.failing(beyond: 2, with: .invalidSubject("full")))
+        defer { failing.close() }
+        #expect(throws: NATSError.invalidSubject("full")) { try failing.publish("x", payload: [2]) }
+        // `blocking` fails too: a publish never waits.
+        let blocking = try filled(.blocking(beyond: 2))
+        defer { blocking.close() }
+        #expect(throws: NATSError.publishBufferFull(limit: 2)) { try blocking.publish("x", payload: [2]) }
+        #expect(blocking.pendingPublishes == 2)
+        // `droppingNewest` keeps the waiting ones and counts the arriving one.
+        let newest = try filled(.droppingNewest(beyond: 2))
+        defer { newest.close() }
+        try newest.publish("x", payload: [2])
+        #expect(newest.pendingPublishes == 2)
+        #expect(newest.droppedPublishes == 1)
+    }
+
+    @Test func theConnectionCountsWhatCrossesItAndExportsIt() async throws {
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) { $0.name = "orders" }
+        defer { nats.close() }
+        let metrics = TestMetrics()
+        let clock = VirtualTimeScheduler()
+        let reporting = nats.reportMetrics(every: .seconds(10), on: clock.makeQueue(), factory: metrics)
+        defer { reporting.dispose() }
+        let received = Recorder<String>()
+        let subject = nats.messages("counted")
+        #expect(subject.description == "nats.messages(counted)")
+        #expect(nats.messages("counted", queueGroup: "g").description == "nats.messages(counted, queueGroup: g)")
+        let handle = subject.start(next: { received.append($0.text) })
+        defer { handle.dispose() }
+        try await nats.flush()
+        for payload in ["ab", "cde", "f"] { try nats.publish("counted", payload: Array(payload.utf8)) }
+        #expect(await eventually { received.count == 3 })
+        let statistics = nats.statistics
+        #expect(statistics.messagesOut == 3)
+        #expect(statistics.bytesOut == 6)
+        #expect(statistics.messagesIn == 3)
+        #expect(statistics.bytesIn == 6)
+        #expect(statistics.connections == 1)
+        #expect(statistics.reconnects == 0)
+        #expect(statistics.subscriptions == 1)
+        // The reporter's first record was at zero; the next adds the increments.
+        clock.advance(by: 10)
+        let dimensions = [("connection", "orders")]
+        #expect(metrics.counterTotal(label: "signalkit_nats_messages_out_total", dimensions: dimensions) == 3)
+        #expect(metrics.counterTotal(label: "signalkit_nats_bytes_in_total", dimensions: dimensions) == 6)
+        #expect(metrics.counterTotal(label: "signalkit_nats_reconnects_total", dimensions: dimensions) == 0)
+        let gauge = try metrics.expectGauge("signalkit_nats_subscriptions", dimensions)
+        #expect(gauge.lastValue == 1)
     }
 
     @Test func jsonPayloadsRoundTrip() async throws {

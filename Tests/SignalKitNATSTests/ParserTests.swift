@@ -182,23 +182,6 @@ import Testing
         #expect(_Endpoint("h:0") == nil)
         #expect(_Endpoint("") == nil)
     }
-
-    @Test func thePublishBufferPolicyIsRead() {
-        #expect(_BufferKind(SignalBuffer<NATSError>.droppingOldest(beyond: 3)) == .dropOldest)
-        #expect(_BufferKind(SignalBuffer<NATSError>.latest) == .dropOldest)
-        #expect(_BufferKind(SignalBuffer<NATSError>.droppingNewest(beyond: 3)) == .dropNewest)
-        #expect(_BufferKind(SignalBuffer<NATSError>.failing(beyond: 3, with: .closed)) == .fail)
-        #expect(_BufferKind(SignalBuffer<NATSError>.blocking(beyond: 3)) == .fail)
-    }
-
-    @Test func theBackoffIsBoundedAndJittered() {
-        let policy = NATSReconnectPolicy(
-            initialDelay: .milliseconds(10), multiplier: 2, maximumDelay: .milliseconds(50), jitter: 0.5)
-        #expect((1...5).map(policy.delay(afterFailures:)) == [10, 20, 40, 50, 50].map(Duration.milliseconds))
-        let jittered = (0..<200).map { _ in policy.jitteredDelay(afterFailures: 5) }
-        #expect(jittered.allSatisfy { $0 >= .milliseconds(25) && $0 <= .milliseconds(75) })
-        #expect(Set(jittered).count > 1)
-    }
 }
 
 extension String {
