@@ -271,6 +271,11 @@ async def main():
     fast = [client for client in clients if not client.slow]
     baseline = int(stats(options.port)["liveSubscriptions"])
     per_client = await calibrate(options, baseline)
+    # The server's resident memory with no client, then with every client
+    # connected and subscribed: the difference over the clients is what one
+    # connected client costs the server (its socket, WebSocket handler,
+    # per-client graph of live subscriptions and send buffer).
+    rss_idle = rss_mb(options.server_pid)
     tasks = [asyncio.create_task(client.run(options.port)) for client in clients]
     deadline = time.monotonic() + 30
     while True:
@@ -281,6 +286,7 @@ async def main():
             sys.exit(f"{now} of {options.clients} clients connected in 30 s")
         await asyncio.sleep(0.05)
     connected = try_stats(options.port)
+    rss_connected = rss_mb(options.server_pid)
     # Measure from a clean start: the first updates of each client are the
     # connection's, not the steady state's. This client also needs a moment
     # to catch up with the updates that queued while it connected (measured:
@@ -510,6 +516,12 @@ async def main():
         "clients": options.clients,
         "subscriptions_per_client": per_client,
         "connected": connected,
+        "server_rss_mb": {"idle": rss_idle, "connected": rss_connected},
+        "server_rss_per_client_kb": (
+            None
+            if rss_idle is None or rss_connected is None
+            else round((rss_connected - rss_idle) * 1024 / options.clients, 1)
+        ),
         "updates_per_second": updates_per_second,
         "latency_us": {
             "p50": percentile(latencies, 0.50),

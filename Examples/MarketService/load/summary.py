@@ -7,6 +7,8 @@ import sys
 result = json.loads(sys.stdin.read().strip().splitlines()[-1])
 latency = result["latency_us"]
 line = "{} updates/s, p50 {:.0f} us, p99 {:.0f} us".format(result["updates_per_second"], latency["p50"], latency["p99"])
+if result.get("server_rss_per_client_kb") is not None:
+    line += ", server RSS {:g} KB per connected client".format(result["server_rss_per_client_kb"])
 overload = result.get("overload")
 if overload:
     rss = overload["server_rss_mb"]
