@@ -1,7 +1,6 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
 public import SignalKit
-import Synchronization
 
 /// A virtual clock and the queues that run on it, for testing timing
 /// behaviour without sleeping.

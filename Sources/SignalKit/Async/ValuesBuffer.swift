@@ -231,11 +231,10 @@ final class _AsyncValueBuffer<T: Sendable, E: Sendable>: _BufferDepthSource, Sen
                 case .full:
                     if let consumerTask, _currentTaskIdentity() == consumerTask {
                         mutex.unlock()
-                        _signalKitMisuse(
-                            "SignalBuffer.blocking: a value was sent into the full buffer of a `values` iteration from the "
-                                + "task that iterates it (while its first next() subscribed, or from the loop's body); waiting "
-                                + "for room would deadlock (the consumer cannot take a value while its producer waits). Send "
-                                + "from another thread, or choose a dropping or failing policy for this iteration"
+                        _blockingSendFromConsumer(
+                            "the task that iterates it (a `values` iteration: while its first next() subscribed, or "
+                                + "from the loop's body)",
+                            boundary: "iteration"
                         )
                     }
                     state.blockedProducers += 1

@@ -104,11 +104,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                     if isConsumer() {
                         mutex.unlock()
                         displaced.deinitialize(count: 1)
-                        _signalKitMisuse(
-                            "SignalBuffer.blocking: a value was sent into a full buffer from the \(consumerName()) that "
-                                + "empties it; waiting for room would deadlock (the consumer cannot run while its producer "
-                                + "waits). Send from another thread, or choose a dropping or failing policy for this boundary"
-                        )
+                        _blockingSendFromConsumer("the \(consumerName()) that empties it")
                     }
                     state.blockedProducers += 1
                     counters.recordBlockedSend()

@@ -266,11 +266,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
                 mutex.unlock()
                 producing.unlock()
                 withExtendedLifetime(value) {}
-                _signalKitMisuse(
-                    "SignalBuffer.blocking: a value was sent into a full buffer from the \(executorName) that empties "
-                        + "it; waiting for room would deadlock (the consumer cannot run while its producer waits). Send "
-                        + "from another thread, or choose a dropping or failing policy for this boundary"
-                )
+                _blockingSendFromConsumer("the \(executorName) that empties it")
             }
             // Other producers may go on while this one waits: they find the
             // ring full too, and wait beside it.
