@@ -70,6 +70,8 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // SignalKitNATS's TLS (NIOSSL, BoringSSL); grpc-swift-nio-transport depends on it too.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // libatomic_ops (header-only on x86-64 and AArch64 with GCC/Clang
@@ -169,6 +171,9 @@ let package = Package(
                 "SignalKit",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NATS"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["NATS"])),
+                // TLS, when the server requires it or the options ask for it.
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["NATS"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["NATS"])),
                 // A sender's trace context in its headers (the installed instrument's inject/extract).
                 .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
                 // Its counters exported (`reportMetrics`; no backend chosen).

@@ -45,5 +45,12 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "GRPCCore", package: "grpc-swift-2")],
             swiftSettings: [.swiftLanguageMode(.v6), .define("GRPC")]
         ),
+        // SignalKitNATS's protocol parser (its source file, linked: Foundation
+        // only, no NIO, no server; `NATS` defined as the trait would).
+        .executableTarget(
+            name: "NATSParserFuzzer",
+            dependencies: ["FuzzSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6), .define("NATS")]
+        ),
     ]
 )

@@ -34,8 +34,9 @@ import Synchronization
 /// received, on the connection's serial delivery queue; each message's
 /// delivery runs in the trace context its publisher put in its headers.
 ///
-/// TLS is not supported yet: a server that requires it is refused with
-/// ``NATSError/server(_:)``.
+/// **TLS.** With ``NATSOptions/tls`` set, every connection is upgraded to
+/// TLS after the server's `INFO`; without it, a server that requires TLS is
+/// refused with ``NATSError/tlsRequired`` (see ``NATSTLS``).
 public final class NATSConnection: Sendable {
     /// A subscription's ID and what receives its messages.
     enum _Target: Sendable {
@@ -456,6 +457,9 @@ public final class NATSConnection: Sendable {
                 continue
             } catch {
                 lastError = error
+                // A TLS failure is typed on `errors` (the attempts go on).
+                if case .tlsRequired = error { errorPipe.putNext(error) }
+                if case .tls = error { errorPipe.putNext(error) }
             }
             if Task.isCancelled { return }
             failures += 1

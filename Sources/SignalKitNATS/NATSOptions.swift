@@ -55,6 +55,9 @@ public struct NATSOptions: Sendable {
     /// `blocking` is taken as `failing` (a publish never waits);
     /// `unbounded` keeps everything.
     public var publishBuffer: SignalBuffer<NATSError>
+    /// TLS for every connection (see ``NATSTLS``); nil connects in plain
+    /// text and refuses a server that requires TLS.
+    public var tls: NATSTLS?
 
     public init(
         servers: [String] = ["nats://127.0.0.1:4222"],
@@ -65,7 +68,8 @@ public struct NATSOptions: Sendable {
         connectTimeout: Duration = .seconds(2),
         reconnect: NATSReconnectPolicy = NATSReconnectPolicy(),
         usesAdvertisedServers: Bool = true,
-        publishBuffer: SignalBuffer<NATSError> = .failing(beyond: 1_024, with: .publishBufferFull(limit: 1_024))
+        publishBuffer: SignalBuffer<NATSError> = .failing(beyond: 1_024, with: .publishBufferFull(limit: 1_024)),
+        tls: NATSTLS? = nil
     ) {
         self.servers = servers
         self.authentication = authentication
@@ -76,6 +80,7 @@ public struct NATSOptions: Sendable {
         self.reconnect = reconnect
         self.usesAdvertisedServers = usesAdvertisedServers
         self.publishBuffer = publishBuffer
+        self.tls = tls
     }
 }
 
@@ -115,6 +120,14 @@ public enum NATSError: Error, Sendable, Equatable {
     /// A value that could not be encoded or a payload that could not be
     /// decoded (the underlying error's description).
     case coding(String)
+    /// The server requires TLS (its `INFO` says `tls_required`) and the
+    /// options set no ``NATSOptions/tls``.
+    case tlsRequired
+    /// TLS failed: a handshake refused (an untrusted certificate, a name
+    /// that does not match, a client certificate the server refused),
+    /// certificate files that do not load, or a server that offers no TLS
+    /// to a client that requires it (the description).
+    case tls(String)
 }
 
 /// The state of a connection, as ``NATSConnection/state`` sends it.

@@ -151,6 +151,8 @@ public struct NATSServerInfo: Sendable, Equatable, Decodable {
     public var authRequired: Bool
     /// Whether the server requires TLS.
     public var tlsRequired: Bool
+    /// Whether the server takes TLS without requiring it.
+    public var tlsAvailable: Bool
     /// Other servers of its cluster a client may connect to (`host:port`).
     public var connectURLs: [String]
     /// The client's ID on this server.
@@ -163,6 +165,7 @@ public struct NATSServerInfo: Sendable, Equatable, Decodable {
         case headers
         case authRequired = "auth_required"
         case tlsRequired = "tls_required"
+        case tlsAvailable = "tls_available"
         case connectURLs = "connect_urls"
         case clientID = "client_id"
     }
@@ -175,6 +178,7 @@ public struct NATSServerInfo: Sendable, Equatable, Decodable {
         headers = try container.decodeIfPresent(Bool.self, forKey: .headers) ?? false
         authRequired = try container.decodeIfPresent(Bool.self, forKey: .authRequired) ?? false
         tlsRequired = try container.decodeIfPresent(Bool.self, forKey: .tlsRequired) ?? false
+        tlsAvailable = try container.decodeIfPresent(Bool.self, forKey: .tlsAvailable) ?? false
         connectURLs = try container.decodeIfPresent([String].self, forKey: .connectURLs) ?? []
         clientID = try container.decodeIfPresent(UInt64.self, forKey: .clientID)
     }
@@ -272,11 +276,17 @@ public struct NATSFrameParser: Sendable {
         if let message = pending {
             return try payload(of: message)
         }
+        // The same checks in the same order whether the line has ended or
+        // not, so that a stream split anywhere fails as it does whole: the
+        // operation, then the length (a line of `maxControlLine` bytes may
+        // have all but its LF).
         guard let lineEnd = findLineEnd() else {
-            if buffer.count - start > maxControlLine { throw .controlLineTooLong(limit: maxControlLine) }
             try checkOperationPrefix()
+            if buffer.count - start - 1 > maxControlLine { throw .controlLineTooLong(limit: maxControlLine) }
             return nil
         }
+        try checkOperationPrefix()
+        if lineEnd - start > maxControlLine { throw .controlLineTooLong(limit: maxControlLine) }
         let line = buffer[start..<lineEnd]
         start = lineEnd + 2
         scanned = 0
@@ -294,40 +304,57 @@ public struct NATSFrameParser: Sendable {
         return nil
     }
 
-    /// Fails early on bytes that cannot start any operation.
+    private static let operations: [[UInt8]] = ["INFO", "MSG", "HMSG", "PING", "PONG", "+OK", "-ERR"].map { Array($0.utf8) }
+
+    /// Fails on bytes that cannot start any operation (also before their
+    /// line ends): an operation (ASCII, any case), then a space, a tab or
+    /// CR, as far as the bytes go.
     private func checkOperationPrefix() throws(NATSProtocolError) {
-        let operations = ["INFO", "MSG", "HMSG", "PING", "PONG", "+OK", "-ERR"]
-        let head = buffer[start..<min(buffer.count, start + 5)].map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 }
-        guard !head.isEmpty else { return }
-        let matches = operations.contains { operation in
-            let bytes = Array(operation.utf8)
-            return zip(bytes, head).allSatisfy { $0 == $1 }
-                && (head.count <= bytes.count || head[bytes.count] == 32 || head[bytes.count] == 9 || head[bytes.count] == 13)
+        let count = min(buffer.count - start, 5)
+        guard count > 0 else { return }
+        let matches = Self.operations.contains { operation in
+            for offset in 0..<count {
+                var byte = buffer[start + offset]
+                if byte >= 97 && byte <= 122 { byte -= 32 }
+                if offset < operation.count {
+                    if byte != operation[offset] { return false }
+                } else {
+                    return byte == 32 || byte == 9 || byte == 13
+                }
+            }
+            return true
         }
-        if !matches { throw .unknownOperation(Self.printable(buffer[start..<min(buffer.count, start + 16)])) }
+        if !matches { throw Self.unknownOperation(buffer[start...]) }
     }
 
-    private static func printable(_ bytes: ArraySlice<UInt8>) -> String {
-        String(bytes.map { $0 >= 32 && $0 < 127 ? Character(UnicodeScalar($0)) : "?" })
+    /// The bytes that name an unknown operation: up to 16 from the line's
+    /// start, to the first CR, printable (the same from a line that has
+    /// ended and from one that has not).
+    private static func unknownOperation(_ bytes: ArraySlice<UInt8>) -> NATSProtocolError {
+        let head = bytes.prefix(16).prefix { $0 != 13 }
+        return .unknownOperation(String(head.map { $0 >= 32 && $0 < 127 ? Character(UnicodeScalar($0)) : "?" }))
     }
 
+    /// Parses a control line (`line` ends before its CRLF). Operations and arguments are split on bytes (space, tab),
+    /// operations compared in ASCII without case.
     private mutating func frame(line: ArraySlice<UInt8>) throws(NATSProtocolError) -> NATSServerFrame? {
-        guard let text = String(validating: line, as: UTF8.self) else {
-            throw .unknownOperation(Self.printable(line.prefix(16)))
-        }
-        let operationEnd = text.firstIndex { $0 == " " || $0 == "\t" } ?? text.endIndex
-        let operation = text[..<operationEnd].uppercased()
-        let arguments = text[operationEnd...].trimmingCharacters(in: .whitespaces)
+        guard let text = String(validating: line, as: UTF8.self) else { throw Self.unknownOperation(line) }
+        let isBlank: (UInt8) -> Bool = { $0 == 32 || $0 == 9 }
+        let operationEnd = line.firstIndex(where: isBlank) ?? line.endIndex
+        let operation = String(decoding: line[..<operationEnd].map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 }, as: UTF8.self)
+        var argumentBytes = line[operationEnd...].drop(while: isBlank)
+        while let last = argumentBytes.last, isBlank(last) { argumentBytes = argumentBytes.dropLast() }
+        let arguments = String(decoding: argumentBytes, as: UTF8.self)
         switch operation {
         case "PING": return .ping
         case "PONG": return .pong
         case "+OK": return .ok
         case "-ERR":
-            var message = arguments
-            if message.hasPrefix("'") && message.hasSuffix("'") && message.count >= 2 {
-                message = String(message.dropFirst().dropLast())
+            // Quotes removed as bytes: a quote then a combining mark is one `Character`.
+            if argumentBytes.count >= 2 && argumentBytes.first == 39 && argumentBytes.last == 39 {
+                return .error(String(decoding: argumentBytes.dropFirst().dropLast(), as: UTF8.self))
             }
-            return .error(message)
+            return .error(arguments)
         case "INFO":
             do {
                 return .info(try JSONDecoder().decode(NATSServerInfo.self, from: Data(arguments.utf8)))
@@ -335,7 +362,7 @@ public struct NATSFrameParser: Sendable {
                 throw .malformedInfo
             }
         case "MSG", "HMSG":
-            let parts = arguments.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let parts = argumentBytes.split(whereSeparator: isBlank).map { String(decoding: $0, as: UTF8.self) }
             let withHeaders = operation == "HMSG"
             let sizes = withHeaders ? 2 : 1
             guard parts.count == 2 + sizes || parts.count == 3 + sizes,
@@ -351,14 +378,15 @@ public struct NATSFrameParser: Sendable {
             pending = (parts[0], sid, replyTo, withHeaders ? headerSize : -1, total)
             return try payload(of: pending!)
         default:
-            throw .unknownOperation(Self.printable(line.prefix(16)))
+            throw Self.unknownOperation(line)
         }
     }
 
     private mutating func payload(
         of message: (subject: String, sid: UInt64, replyTo: String?, headerSize: Int, totalSize: Int)
     ) throws(NATSProtocolError) -> NATSServerFrame? {
-        guard buffer.count - start >= message.totalSize + 2 else { return nil }
+        // (Not `totalSize + 2`: a server's `max_payload` may be as large as `Int.max`.)
+        guard buffer.count - start - 2 >= message.totalSize else { return nil }
         let end = start + message.totalSize
         guard buffer[end] == 13 && buffer[end + 1] == 10 else { throw .missingPayloadTerminator }
         var headers = NATSHeaders()

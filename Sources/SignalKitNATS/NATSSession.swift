@@ -4,14 +4,16 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
+import NIOTLS
 import Synchronization
 
 /// One TCP connection to one server: the handshake, keepalive pings, and
 /// the frames after it, handed to the `NATSConnection`.
 final class _Session: Sendable {
     private struct State {
-        /// Waiting for `INFO`, then for the `PONG` that answers `CONNECT`'s
-        /// `PING`, then established.
+        /// Waiting for `INFO`, then (with TLS) for the TLS handshake, then
+        /// for the `PONG` that answers `CONNECT`'s `PING`, then established.
         var phase: Phase = .awaitingInfo
         var info: NATSServerInfo?
         /// Who each outstanding `PING` belongs to, in order: nil for a
@@ -27,18 +29,22 @@ final class _Session: Sendable {
 
     enum Phase {
         case awaitingInfo
+        case awaitingTLS
         case awaitingPong
         case established
     }
 
     let channel: any Channel
     let options: NATSOptions
+    /// The server's host (TLS's expected name).
+    let host: String
     private let state = Mutex(State())
     private let handshake: EventLoopPromise<NATSServerInfo>
 
-    private init(channel: any Channel, options: NATSOptions) {
+    private init(channel: any Channel, options: NATSOptions, host: String) {
         self.channel = channel
         self.options = options
+        self.host = host
         handshake = channel.eventLoop.makePromise()
     }
 
@@ -63,7 +69,7 @@ final class _Session: Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let session = _Session(channel: channel, options: options)
+                        let session = _Session(channel: channel, options: options, host: endpoint.host)
                         made.value.withLock { $0 = session }
                         try channel.pipeline.syncOperations.addHandler(_FrameHandler(session: session, connection: connection))
                     }
@@ -213,8 +219,27 @@ final class _Session: Sendable {
             write([.pong])
             return false
         case (.awaitingInfo, .info(let info)):
+            if let tls = options.tls {
+                guard info.tlsRequired || info.tlsAvailable else {
+                    fail(.tls("the server at \(host) offers no TLS"))
+                    return false
+                }
+                state.withLock { state in
+                    state.info = info
+                    state.phase = .awaitingTLS
+                }
+                // In front of the frame handler: the bytes from here on are
+                // TLS records. `CONNECT` goes once the handshake completes.
+                do {
+                    let handler = try tls.makeHandler(host: host)
+                    try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+                } catch {
+                    fail((error as? NATSError) ?? .tls("\(error)"))
+                }
+                return false
+            }
             if info.tlsRequired {
-                fail(.server("the server requires TLS, which SignalKitNATS does not support yet"))
+                fail(.tlsRequired)
                 return false
             }
             state.withLock { state in
@@ -232,6 +257,9 @@ final class _Session: Sendable {
                 return state.info
             }
             if let info { handshake.succeed(info) }
+            return false
+        case (.awaitingTLS, _):
+            fail(.tls("the server sent a frame before the TLS handshake"))
             return false
         case (.awaitingPong, .error(let text)):
             fail(.server(text))
@@ -255,11 +283,33 @@ final class _Session: Sendable {
         }
     }
 
+    /// The TLS handshake completed: the `CONNECT` goes, in TLS.
+    func tlsEstablished() {
+        let info = state.withLock { state -> NATSServerInfo? in
+            guard state.phase == .awaitingTLS else { return nil }
+            state.phase = .awaitingPong
+            return state.info
+        }
+        if let info { write([.connect(json: connectJSON(info)), .ping]) }
+    }
+
+    /// An error in the channel: a TLS one (a refused certificate, in the
+    /// handshake or, with TLS 1.3, the server's refusal of the client's
+    /// certificate just after it) is ``NATSError/tls(_:)``.
+    func failed(_ error: any Error) {
+        let inHandshake = state.withLock { $0.phase == .awaitingTLS }
+        if inHandshake || error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
+            close(.tls("\(error)"))
+        } else {
+            close(.server("\(error)"))
+        }
+    }
+
     private func connectJSON(_ info: NATSServerInfo) -> String {
         var fields: [String: Any] = [
             "verbose": false,
             "pedantic": false,
-            "tls_required": false,
+            "tls_required": options.tls != nil,
             "lang": "swift",
             "version": "0.1.0",
             "protocol": 1,
@@ -318,8 +368,13 @@ final class _FrameHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent { session.tlsEstablished() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        session.close(.server("\(error)"))
+        session.failed(error)
     }
 }
 #endif  // NATS

@@ -132,6 +132,93 @@ import Testing
         #expect(throws: NATSProtocolError.controlLineTooLong(limit: 64)) { try parser.next() }
     }
 
+    /// The outcome of `stream` fed in `chunks`: its frames, then its error.
+    static func outcome(
+        _ chunks: [ArraySlice<UInt8>], maxPayload: Int = 1_048_576, maxControlLine: Int = 65_536
+    ) -> ([NATSServerFrame], NATSProtocolError?) {
+        var parser = NATSFrameParser(maxPayload: maxPayload, maxControlLine: maxControlLine)
+        var frames: [NATSServerFrame] = []
+        for chunk in chunks {
+            parser.append(chunk)
+            do {
+                while let frame = try parser.next() {
+                    if case .info(let info) = frame { parser.maxPayload = info.maxPayload }
+                    frames.append(frame)
+                }
+            } catch {
+                return (frames, error)
+            }
+        }
+        return (frames, nil)
+    }
+
+    /// Whether `split`'s error is `whole`'s: the same, or, for an unknown
+    /// operation refused before its line ended, a name of the bytes that had
+    /// arrived (a prefix of the whole's).
+    static func sameError(_ split: NATSProtocolError?, as whole: NATSProtocolError?) -> Bool {
+        if case .unknownOperation(let splitName) = split, case .unknownOperation(let wholeName) = whole {
+            return wholeName.hasPrefix(splitName)
+        }
+        return split == whole
+    }
+
+    /// `stream` whole, split in two at every offset and byte by byte: the
+    /// same frames and the same error each time.
+    static func expectSameOutcomeSplitAnywhere(
+        _ stream: [UInt8], maxControlLine: Int = 65_536, _ expected: ([NATSServerFrame], NATSProtocolError?),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let whole = outcome([stream[...]], maxControlLine: maxControlLine)
+        #expect(whole.0 == expected.0 && whole.1 == expected.1, "whole: \(whole)", sourceLocation: sourceLocation)
+        for offset in 0...stream.count {
+            let split = outcome([stream[..<offset], stream[offset...]], maxControlLine: maxControlLine)
+            #expect(
+                split.0 == whole.0 && sameError(split.1, as: whole.1), "split at \(offset): \(split)",
+                sourceLocation: sourceLocation)
+        }
+        let bytes = outcome(stream.indices.map { stream[$0...$0] }, maxControlLine: maxControlLine)
+        #expect(bytes.0 == whole.0 && sameError(bytes.1, as: whole.1), "byte by byte: \(bytes)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aControlLineOverTheLimitFailsWholeAsItDoesSplit() {
+        // A line of 14 bytes: accepted, however it arrives; of 15: refused, however it arrives.
+        let fits = Array("MSG a.b.cd 1 2\r\nhi\r\n".utf8)
+        Self.expectSameOutcomeSplitAnywhere(
+            fits, maxControlLine: 14, ([.message(NATSMessage(subject: "a.b.cd", payload: Array("hi".utf8)), sid: 1)], nil))
+        let over = Array("MSG a.b.cde 1 2\r\nhi\r\n".utf8)
+        Self.expectSameOutcomeSplitAnywhere(over, maxControlLine: 14, ([], .controlLineTooLong(limit: 14)))
+    }
+
+    @Test func anUnknownOperationIsNamedTheSameWholeAndSplit() {
+        // Named up to its first CR, whether its line has ended or not.
+        let stream = Array("PING\r\nHELLO\rworld\r\n".utf8)
+        Self.expectSameOutcomeSplitAnywhere(stream, ([.ping], .unknownOperation("HELLO")))
+        for offset in 11...stream.count {
+            #expect(Self.outcome([stream[..<offset], stream[offset...]]).1 == .unknownOperation("HELLO"), "split at \(offset)")
+        }
+    }
+
+    @Test func operationsAreComparedInASCII() {
+        // "ı" (dotless i) upper-cases to "I" in Unicode: not an INFO.
+        Self.expectSameOutcomeSplitAnywhere(Array("ınfo {}\r\n".utf8), ([], .unknownOperation("??nfo {}")))
+    }
+
+    @Test func argumentsAreSplitOnBytes() {
+        // A space then a combining mark is one `Character`, but two arguments.
+        Self.expectSameOutcomeSplitAnywhere(
+            Array("MSG a \u{301}b 2\r\nhi\r\n".utf8), ([], .malformedControlLine("MSG a \u{301}b 2")))
+        Self.expectSameOutcomeSplitAnywhere(
+            Array("-ERR '\u{301}x'\r\n".utf8), ([.error("\u{301}x")], nil))
+    }
+
+    @Test func aServerMaxPayloadOfIntMaxDoesNotOverflow() {
+        // The payload's size plus its CRLF is past `Int.max`: the parser waits for it.
+        let info = Array(#"INFO {"max_payload":9223372036854775807}"#.utf8) + [13, 10]
+        let (frames, error) = Self.outcome([info[...], Array("MSG a 1 9223372036854775807\r\nxx".utf8)[...]])
+        #expect(frames.count == 1)
+        #expect(error == nil)
+    }
+
     @Test func theEncoderWritesEachCommand() {
         func encoded(_ command: NATSClientCommand) -> String {
             var bytes: [UInt8] = []

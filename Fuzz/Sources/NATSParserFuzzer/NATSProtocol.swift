@@ -1,0 +1,1 @@
+../../../Sources/SignalKitNATS/NATSProtocol.swift
