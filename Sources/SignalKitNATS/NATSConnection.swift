@@ -128,14 +128,14 @@ public final class NATSConnection: Sendable {
         shared.withLock { state in
             var statistics = state.statistics
             statistics.droppedPublishes = state.droppedPublishes
-            statistics.pendingPublishes = state.pending.count
+            statistics.pendingPublishes = state.pending.count { $0.isPublish }
             statistics.subscriptions = state.targets.count
             return statistics
         }
     }
 
     /// Publishes waiting for the connection.
-    public var pendingPublishes: Int { shared.withLock { $0.pending.count } }
+    public var pendingPublishes: Int { shared.withLock { $0.pending.count { $0.isPublish } } }
 
     /// The live subscriptions on the server (subjects and the inbox).
     public var subscriptionCount: Int { shared.withLock { $0.targets.count } }
@@ -199,7 +199,40 @@ public final class NATSConnection: Sendable {
     /// - Throws: ``NATSError/notConnected``, ``NATSError/timeout``.
     public func flush(timeout: Duration = .seconds(5)) async throws(NATSError) {
         guard let session = shared.withLock({ $0.session }) else { throw .notConnected }
-        try await session.ping(timeout: timeout)
+        // The `PING` goes after the publishes waiting for room, in order.
+        try await session.ping(timeout: timeout) { [self] in
+            shared.withLock { state in
+                if state.session === session, !state.pending.isEmpty {
+                    state.pending.append(.ping)
+                } else {
+                    session.write([.ping])
+                }
+            }
+        }
+    }
+
+    /// `session`'s outbound buffer was handed to its channel: the publishes
+    /// waiting for room go, in order, as far as there is room.
+    func outboundHasRoom(_ session: _Session) {
+        shared.withLock { state in
+            guard state.session === session, !state.pending.isEmpty else { return }
+            var sent = 0
+            var commands: [NATSClientCommand] = []
+            var bytes = 0
+            for command in state.pending {
+                let size = command.payloadSize
+                guard commands.isEmpty || session.hasRoom(for: bytes + size) else { break }
+                commands.append(command)
+                bytes += size
+                sent += 1
+                if command.isPublish {
+                    state.statistics.messagesOut += 1
+                    state.statistics.bytesOut += command.bodySize
+                }
+            }
+            state.pending.removeFirst(sent)
+            session.write(commands)
+        }
     }
 
     private func send(publish command: NATSClientCommand) throws(NATSError) {
@@ -209,7 +242,9 @@ public final class NATSConnection: Sendable {
             if let info = state.serverInfo, size > info.maxPayload {
                 throw .payloadTooLarge(size: size, limit: info.maxPayload)
             }
-            if let session = state.session {
+            // Straight to the session while its outbound buffer has room and
+            // nothing waits before this publish; else into the publish buffer.
+            if let session = state.session, state.pending.isEmpty, session.hasRoom(for: size) {
                 session.write([command])
                 state.statistics.messagesOut += 1
                 state.statistics.bytesOut += command.bodySize
@@ -486,7 +521,7 @@ public final class NATSConnection: Sendable {
                 if command.payloadSize <= info.maxPayload { kept.append(command) } else { state.droppedPublishes += 1 }
             }
             commands += kept
-            state.statistics.messagesOut += kept.count
+            state.statistics.messagesOut += kept.count { $0.isPublish }
             state.statistics.bytesOut += kept.reduce(0) { $0 + $1.bodySize }
             if state.statistics.connections > 0 { state.statistics.reconnects += 1 }
             state.statistics.connections += 1

@@ -45,9 +45,10 @@ public struct NATSOptions: Sendable {
     /// Whether the servers a cluster advertises (`connect_urls`) join the
     /// list of servers to reconnect to.
     public var usesAdvertisedServers: Bool
-    /// What happens to messages published while the connection is down:
-    /// they wait, up to the policy's limit, and are sent in order once it
-    /// is up again. ``SignalBuffer/failing(beyond:with:)`` (the default,
+    /// What happens to messages published while the connection is down, or
+    /// while it is up but ``writeBufferLimit`` bytes wait for the socket (a
+    /// publisher faster than the network or the server): they wait, up to
+    /// the policy's limit, and are sent in order once there is room. ``SignalBuffer/failing(beyond:with:)`` (the default,
     /// 1,024 messages) makes a publish beyond the limit throw the policy's
     /// error (``NATSError/publishBufferFull(limit:)`` by default); `droppingOldest` and
     /// `droppingNewest` drop (and count in
@@ -58,6 +59,13 @@ public struct NATSOptions: Sendable {
     /// TLS for every connection (see ``NATSTLS``); nil connects in plain
     /// text and refuses a server that requires TLS.
     public var tls: NATSTLS?
+    /// The most bytes of commands a connection keeps for its socket while
+    /// SwiftNIO's own buffer is full (past its high-water mark, 64 KiB by
+    /// default): beyond it, publishes wait in ``publishBuffer`` under its
+    /// policy. So a publisher faster than the socket never grows a buffer
+    /// without bound. Default 4 MiB; a command larger than the limit is
+    /// still written, alone.
+    public var writeBufferLimit: Int
 
     public init(
         servers: [String] = ["nats://127.0.0.1:4222"],
@@ -69,7 +77,8 @@ public struct NATSOptions: Sendable {
         reconnect: NATSReconnectPolicy = NATSReconnectPolicy(),
         usesAdvertisedServers: Bool = true,
         publishBuffer: SignalBuffer<NATSError> = .failing(beyond: 1_024, with: .publishBufferFull(limit: 1_024)),
-        tls: NATSTLS? = nil
+        tls: NATSTLS? = nil,
+        writeBufferLimit: Int = 4 << 20
     ) {
         self.servers = servers
         self.authentication = authentication
@@ -81,6 +90,7 @@ public struct NATSOptions: Sendable {
         self.usesAdvertisedServers = usesAdvertisedServers
         self.publishBuffer = publishBuffer
         self.tls = tls
+        self.writeBufferLimit = max(1, writeBufferLimit)
     }
 }
 

@@ -453,6 +453,12 @@ enum NATSClientCommand: Sendable, Equatable {
         return (headers?.encoded.count ?? 0) + payload.count
     }
 
+    /// Whether it is a publish (not a `PING` waiting in order behind them).
+    var isPublish: Bool {
+        if case .publish = self { return true }
+        return false
+    }
+
     /// The payload's bytes alone (what ``NATSStatistics`` counts).
     var bodySize: Int {
         guard case .publish(_, _, _, let payload) = self else { return 0 }

@@ -25,6 +25,14 @@ final class _Session: Sendable {
         var closeError: NATSError?
         var isClosed = false
         var keepalive: RepeatedTask?
+        /// Commands written and not yet handed to SwiftNIO (encoded, in
+        /// order): handed over on the event loop while the channel is
+        /// writable, so that a writer faster than the socket fills this
+        /// bounded buffer (``NATSOptions/writeBufferLimit``), not SwiftNIO's
+        /// unbounded one.
+        var outbound: [UInt8] = []
+        /// A hand-over is scheduled on the event loop.
+        var handOverScheduled = false
     }
 
     enum Phase {
@@ -36,14 +44,17 @@ final class _Session: Sendable {
 
     let channel: any Channel
     let options: NATSOptions
+    /// Told when the outbound buffer has room again (`outboundHasRoom`).
+    let connection: NATSConnection
     /// The server's host (TLS's expected name).
     let host: String
     private let state = Mutex(State())
     private let handshake: EventLoopPromise<NATSServerInfo>
 
-    private init(channel: any Channel, options: NATSOptions, host: String) {
+    private init(channel: any Channel, options: NATSOptions, host: String, connection: NATSConnection) {
         self.channel = channel
         self.options = options
+        self.connection = connection
         self.host = host
         handshake = channel.eventLoop.makePromise()
     }
@@ -69,7 +80,8 @@ final class _Session: Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let session = _Session(channel: channel, options: options, host: endpoint.host)
+                        let session = _Session(
+                            channel: channel, options: options, host: endpoint.host, connection: connection)
                         made.value.withLock { $0 = session }
                         try channel.pipeline.syncOperations.addHandler(_FrameHandler(session: session, connection: connection))
                     }
@@ -100,16 +112,60 @@ final class _Session: Sendable {
         }
     }
 
-    /// Writes `commands` in one buffer.
+    /// Writes `commands`, after everything written before: appended to the
+    /// outbound buffer, which the event loop hands to the channel in one
+    /// write while the channel is writable (at once when called on the
+    /// event loop).
     func write(_ commands: [NATSClientCommand]) {
         guard !commands.isEmpty else { return }
-        var bytes: [UInt8] = []
-        for command in commands { command.encode(into: &bytes) }
-        channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+        let schedule = state.withLock { state -> Bool in
+            for command in commands { command.encode(into: &state.outbound) }
+            guard !state.handOverScheduled else { return false }
+            state.handOverScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        if channel.eventLoop.inEventLoop {
+            // Not telling the connection: the caller may hold its lock. The
+            // hand-over that found no room (or the writability's return)
+            // tells it.
+            handOver(notifying: false)
+        } else {
+            channel.eventLoop.execute { [self] in handOver() }
+        }
     }
 
-    /// Sends a `PING` and waits for its `PONG`.
-    func ping(timeout: Duration) async throws(NATSError) {
+    /// Whether `bytes` more fit in the outbound buffer: below
+    /// ``NATSOptions/writeBufferLimit``, or the buffer is empty (one command
+    /// larger than the limit still goes alone).
+    func hasRoom(for bytes: Int) -> Bool {
+        state.withLock { state in
+            state.outbound.isEmpty || state.outbound.count + bytes <= options.writeBufferLimit
+        }
+    }
+
+    /// Bytes written and not yet handed to the channel.
+    var unwrittenBytes: Int { state.withLock { $0.outbound.count } }
+
+    /// Hands the outbound buffer to the channel, if it is writable (on the
+    /// event loop); a channel that is not waits for its writability to
+    /// return (`_FrameHandler.channelWritabilityChanged`). Then, when
+    /// `notifying`, tells the connection there is room again.
+    func handOver(notifying: Bool = true) {
+        let bytes = state.withLock { state -> [UInt8]? in
+            state.handOverScheduled = false
+            guard !state.isClosed, !state.outbound.isEmpty, channel.isWritable else { return nil }
+            defer { state.outbound = [] }
+            return state.outbound
+        }
+        guard let bytes else { return }
+        channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+        if notifying { connection.outboundHasRoom(self) }
+    }
+
+    /// Sends a `PING` and waits for its `PONG`; `send` writes the `PING`
+    /// (by default at once, after everything written before).
+    func ping(timeout: Duration, send: (@Sendable () -> Void)? = nil) async throws(NATSError) {
         let id = state.withLock { state -> Int in
             state.nextFlush += 1
             return state.nextFlush
@@ -126,7 +182,7 @@ final class _Session: Sendable {
                     continuation.resume(throwing: NATSError.notConnected)
                     return
                 }
-                write([.ping])
+                if let send { send() } else { write([.ping]) }
                 let nanoseconds =
                     Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
                 channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
@@ -202,6 +258,8 @@ final class _Session: Sendable {
             defer {
                 state.flushes = [:]
                 state.keepalive = nil
+                // Lost with the connection, as the socket's own buffers are.
+                state.outbound = []
             }
             return (Array(state.flushes.values), state.keepalive)
         }
@@ -366,6 +424,11 @@ final class _FrameHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         session.channelClosed()
         context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { session.handOver() }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -317,6 +317,47 @@ import Testing
         #expect(nats.droppedPublishes == 7)
     }
 
+    @Test func aPublisherFasterThanTheSocketFillsTheBoundedBuffersNotMemory() async throws {
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) {
+            $0.writeBufferLimit = 64 << 10
+            $0.publishBuffer = .failing(beyond: 100, with: .publishBufferFull(limit: 100))
+        }
+        defer { nats.close() }
+        let received = Recorder<Int>()
+        let handle = nats.messages("firehose").start(next: { _ in received.append(1) })
+        defer { handle.dispose() }
+        try await nats.flush()
+        // A stopped server reads nothing: the socket's buffers fill, then
+        // SwiftNIO's, then the write buffer (64 KiB), then the publish
+        // buffer (100), and the next publish fails.
+        server.pause(true)
+        let payload = [UInt8](repeating: 7, count: 1_024)
+        var accepted = 0
+        var refused: NATSError?
+        while accepted < 200_000 {
+            do {
+                try nats.publish("firehose", payload: payload)
+                accepted += 1
+            } catch {
+                refused = error
+                break
+            }
+        }
+        #expect(refused == .publishBufferFull(limit: 100))
+        #expect(nats.pendingPublishes == 100)
+        #expect(nats.isConnected)
+        print("NATS write backpressure: \(accepted) publishes of 1 KiB accepted before the server was read again")
+        // Once the server reads again, everything accepted arrives, in order
+        // behind the flush's PING.
+        server.pause(false)
+        try await nats.flush(timeout: .seconds(20))
+        #expect(nats.pendingPublishes == 0)
+        #expect(await eventually { received.count == accepted })
+        #expect(nats.statistics.messagesOut == accepted)
+    }
+
     @Test func eachPublishBufferPolicyKeepsItsRule() async throws {
         func filled(_ policy: SignalBuffer<NATSError>) throws -> NATSConnection {
             let nats = NATSConnection(
