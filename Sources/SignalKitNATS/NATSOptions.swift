@@ -160,6 +160,18 @@ public enum NATSError: Error, Sendable, Equatable {
     /// A value that could not be encoded or a payload that could not be
     /// decoded (the underlying error's description).
     case coding(String)
+
+    // JetStream (see NATSJetStream).
+
+    /// The JetStream API answered with an error (its JSON `error`).
+    case jetStream(NATSJetStreamAPIError)
+    /// A stream publish got no acknowledgement within its deadline (every
+    /// attempt timed out or found no responder), after `attempts` tries
+    /// with the same `Nats-Msg-Id`.
+    case publishNotAcknowledged(messageID: String, attempts: Int)
+    /// A stream publish while `limit` publishes already wait for their
+    /// acknowledgement.
+    case tooManyPendingPublishes(limit: Int)
 }
 
 /// The state of a connection, as ``NATSConnection/state`` sends it.
