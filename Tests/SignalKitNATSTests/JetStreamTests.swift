@@ -299,7 +299,9 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         #expect(await eventually { received.count == total })
         try await spy.flush()
         let asked = batches.all
-        print("JetStream pull with a buffer of \(limit): \(asked.count) pulls, batches \(asked.prefix(12))…, max \(asked.max() ?? 0)")
+        print(
+            "JetStream pull with a buffer of \(limit): \(asked.count) pulls, batches \(asked.prefix(12))…, max \(asked.max() ?? 0)"
+        )
         #expect(received.all == (1...total).map(UInt64.init))
         #expect(asked.allSatisfy { $0 >= 1 && $0 <= limit })
         #expect(asked.reduce(0, +) >= total)
