@@ -121,7 +121,7 @@ extension NATSJetStream {
     /// `filterSubject`) when the stream has none of that name, else used as
     /// it is (it resumes where its acknowledgements left it; `from` is not
     /// applied). With nil, an ephemeral consumer starting at `from` is made
-    /// for the subscription.
+    /// for the subscription, and deleted when the subscription ends.
     ///
     /// **Flow control.** A pull asks for no more messages than the
     /// subscriber can still take: `buffer`'s limit minus the messages
@@ -148,7 +148,9 @@ extension NATSJetStream {
     ///
     /// **Disposal:** stops pulling and unsubscribes; when `dispose()`
     /// returns, the subscriber receives nothing more. Messages received and
-    /// not delivered are handed back with `-NAK`.
+    /// not delivered are handed back with `-NAK`; messages still on their
+    /// way (a pull cannot be called back) come again after the consumer's
+    /// ack wait.
     public func consume(
         stream: String,
         consumer: String?,
@@ -166,6 +168,7 @@ extension NATSJetStream {
                 limit: buffer.limit ?? 256,
                 acknowledgement: acknowledgement,
                 ordered: nil,
+                ephemeral: consumer == nil,
                 expiry: pullExpiry,
                 subscriber: subscriber
             )
@@ -222,6 +225,7 @@ extension NATSJetStream {
                 limit: buffer.limit ?? 256,
                 acknowledgement: .explicit,
                 ordered: _OrderedStart(start: start, filterSubject: subject),
+                ephemeral: true,
                 expiry: pullExpiry,
                 subscriber: subscriber
             )
@@ -270,6 +274,8 @@ final class _Puller: Disposable, Sendable {
     let limit: Int
     let acknowledgement: NATSAcknowledgement
     let ordered: _OrderedStart?
+    /// Whether the subscription made its consumer (deleted when it ends).
+    let ephemeral: Bool
     let expiry: Duration
     let subscriber: Subscriber<NATSJetStreamMessage, NATSError>
     let inbox: String
@@ -282,6 +288,7 @@ final class _Puller: Disposable, Sendable {
         limit: Int,
         acknowledgement: NATSAcknowledgement,
         ordered: _OrderedStart?,
+        ephemeral: Bool,
         expiry: Duration,
         subscriber: Subscriber<NATSJetStreamMessage, NATSError>
     ) {
@@ -290,6 +297,7 @@ final class _Puller: Disposable, Sendable {
         self.limit = max(1, limit)
         self.acknowledgement = acknowledgement
         self.ordered = ordered
+        self.ephemeral = ephemeral
         self.expiry = expiry
         self.subscriber = subscriber
         inbox = jetStream.connection.inboxPrefix + ".js" + NATSJetStream.randomID()
@@ -487,8 +495,12 @@ final class _Puller: Disposable, Sendable {
             while !state.withLock({ $0.disposed }) {
                 do throws(NATSError) {
                     let name = try await makeOrderedConsumer()
+                    let old = state.withLock { state in
+                        defer { state.consumer = name }
+                        return state.consumer
+                    }
+                    if let old { deleteConsumer(old) }
                     state.withLock { state in
-                        state.consumer = name
                         state.expectedConsumerSequence = 1
                         state.resetting = false
                     }
@@ -562,20 +574,32 @@ final class _Puller: Disposable, Sendable {
 
     /// Unsubscribes and hands back what was not delivered.
     private func stop() {
-        let (handles, task, left) = state.withLock { state in
+        let (handles, task, left, consumer) = state.withLock { state in
             defer {
                 state.handles = []
                 state.task = nil
                 state.queued = []
                 state.pulls = []
             }
-            return (state.handles, state.task, state.delivering ? Array(state.queued.dropFirst()) : state.queued)
+            return (
+                state.handles, state.task, state.delivering ? Array(state.queued.dropFirst()) : state.queued,
+                state.consumer
+            )
         }
         task?.cancel()
         for handle in handles { handle.dispose() }
         if ordered == nil {
             for message in left { try? message.nak() }
         }
+        if ephemeral, let consumer { deleteConsumer(consumer) }
+    }
+
+    /// Deletes a consumer this subscription made, in the background (the
+    /// server would remove it after its inactive threshold anyway).
+    private func deleteConsumer(_ name: String) {
+        let jetStream = jetStream
+        let stream = stream
+        Task { try? await jetStream.deleteConsumer(stream: stream, consumer: name) }
     }
 }
 #endif  // NATS

@@ -314,7 +314,8 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         defer { fixture.close() }
         let js = fixture.js
         let nats = fixture.nats
-        try await js.createOrUpdateConsumer(stream: "S", NATSConsumerConfig(durableName: "C"))
+        // Messages on their way when it is disposed come again after the ack wait.
+        try await js.createOrUpdateConsumer(stream: "S", NATSConsumerConfig(durableName: "C", ackWait: .seconds(1)))
         try await fixture.publish(200)
         let baseline = nats.subscriptionCount
         let received = Recorder<UInt64>()
@@ -366,6 +367,10 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         try await js.publish(to: "s.a", payload: Array("m 502".utf8))
         #expect(await eventually { received.count == 501 })
         #expect(received.all.last == 502)
+        // The consumer it made is deleted when the subscription ends.
+        #expect(try await js.streamInfo("S").consumerCount == 1)
+        handle.dispose()
+        #expect(await eventuallyAsync { (try? await js.streamInfo("S").consumerCount) == 0 })
     }
 
     @Test func aStreamMessageCarriesItsPublishersTrace() async throws {
