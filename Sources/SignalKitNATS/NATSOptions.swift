@@ -138,6 +138,18 @@ public enum NATSError: Error, Sendable, Equatable {
     /// certificate files that do not load, or a server that offers no TLS
     /// to a client that requires it (the description).
     case tls(String)
+
+    // JetStream (see NATSJetStream).
+
+    /// The JetStream API answered with an error (its JSON `error`).
+    case jetStream(NATSJetStreamAPIError)
+    /// A stream publish got no acknowledgement within its deadline (every
+    /// attempt timed out or found no responder), after `attempts` tries
+    /// with the same `Nats-Msg-Id`.
+    case publishNotAcknowledged(messageID: String, attempts: Int)
+    /// A stream publish while `limit` publishes already wait for their
+    /// acknowledgement.
+    case tooManyPendingPublishes(limit: Int)
 }
 
 /// The state of a connection, as ``NATSConnection/state`` sends it.

@@ -31,14 +31,18 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
     var url: String { "nats://127.0.0.1:\(port)" }
 
     /// Starts a server; `arguments` are added to its command line
-    /// (`--auth`, `-c`, …).
-    init(arguments: [String] = [], config: String? = nil) throws {
+    /// (`--auth`, `-c`, …); with `jetStream`, JetStream is on with its
+    /// storage in the server's temporary directory.
+    init(arguments: [String] = [], config: String? = nil, jetStream: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("signalkit-nats-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var extra = arguments
+        if jetStream { extra += ["-js", "-sd", directory.appendingPathComponent("jetstream").path] }
         if let config {
             let file = directory.appendingPathComponent("server.conf")
-            try config.write(to: file, atomically: true, encoding: .utf8)
+            // `@DIR@` in a configuration is the server's temporary directory.
+            try config.replacingOccurrences(of: "@DIR@", with: directory.path)
+                .write(to: file, atomically: true, encoding: .utf8)
             extra += ["-c", file.path]
         }
         extraArguments = extra
