@@ -146,6 +146,9 @@ extension NATSJetStream {
     /// ``NATSError/closed`` when the connection closes. A reconnection is
     /// no termination: pulling resumes on the new connection.
     ///
+    /// **Inspection:** named `nats.consume(stream, consumer: name)`
+    /// (`ephemeral` without a name), a stage of that name in the inspector.
+    ///
     /// **Disposal:** stops pulling and unsubscribes; when `dispose()`
     /// returns, the subscriber receives nothing more. Messages received and
     /// not delivered are handed back with `-NAK`; messages still on their
@@ -191,7 +194,7 @@ extension NATSJetStream {
                 return try await jetStream.createOrUpdateConsumer(stream: stream, config).name
             }
             return puller
-        }
+        } |> named("nats.consume(\(stream), consumer: \(consumer ?? "ephemeral"))")
     }
 
     /// A stream's history, then its live tail: every message stored on
@@ -233,7 +236,7 @@ extension NATSJetStream {
                 try await puller?.makeOrderedConsumer() ?? ""
             }
             return puller
-        }
+        } |> named("nats.replayThenFollow(\(stream)\(subject.map { ", subject: \($0)" } ?? ""))")
     }
 }
 

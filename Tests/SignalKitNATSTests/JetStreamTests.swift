@@ -175,6 +175,10 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         defer { fixture.close() }
         let js = fixture.js
         try await fixture.publish(5)
+        // Named, so the inspector shows each consumer as a stage.
+        #expect(js.consume(stream: "S", consumer: "D3").description == "nats.consume(S, consumer: D3)")
+        #expect(js.consume(stream: "S", consumer: nil).description == "nats.consume(S, consumer: ephemeral)")
+        #expect(js.replayThenFollow(stream: "S", subject: "s.x").description == "nats.replayThenFollow(S, subject: s.x)")
         let all = try await Self.collect(js.consume(stream: "S", consumer: nil, from: .all), count: 5)
         #expect(all == [1, 2, 3, 4, 5])
         let fromThree = try await Self.collect(js.consume(stream: "S", consumer: "D3", from: .sequence(3)), count: 3)
