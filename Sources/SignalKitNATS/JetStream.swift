@@ -375,7 +375,7 @@ public struct NATSJetStream: Sendable {
         let clock = ContinuousClock()
         let end = clock.now + deadline
         var attempts = 0
-        var backoff = Duration.milliseconds(25)
+        let backoff = SignalBackoff(initialDelay: .milliseconds(25), maximumDelay: .seconds(1))
         while true {
             attempts += 1
             do {
@@ -398,11 +398,11 @@ public struct NATSJetStream: Sendable {
                     throw error
                 }
             }
-            if Task.isCancelled || clock.now + backoff >= end {
+            let wait = backoff.jitteredDelay(afterFailures: attempts)
+            if Task.isCancelled || clock.now + wait >= end {
                 throw .publishNotAcknowledged(messageID: id, attempts: attempts)
             }
-            try? await Task.sleep(for: backoff * Double.random(in: 0.8...1.2))
-            backoff = min(backoff * 2, .seconds(1))
+            try? await Task.sleep(for: wait)
         }
     }
 

@@ -494,7 +494,8 @@ final class _Puller: Disposable, Sendable {
         }
         guard go else { return }
         Task { [self] in
-            var delay = Duration.milliseconds(50)
+            let backoff = SignalBackoff(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))
+            var failures = 0
             while !state.withLock({ $0.disposed }) {
                 do throws(NATSError) {
                     let name = try await makeOrderedConsumer()
@@ -514,8 +515,8 @@ final class _Puller: Disposable, Sendable {
                         fail(error)
                         return
                     }
-                    try? await Task.sleep(for: delay)
-                    delay = min(delay * 2, .seconds(1))
+                    failures += 1
+                    try? await Task.sleep(for: backoff.jitteredDelay(afterFailures: failures))
                 }
             }
         }

@@ -217,13 +217,8 @@ public final class NATSConnection: Sendable {
         shared.withLock { state in
             guard state.session === session, !state.pending.isEmpty else { return }
             var sent = 0
-            var commands: [NATSClientCommand] = []
-            var bytes = 0
             for command in state.pending {
-                let size = command.payloadSize
-                guard commands.isEmpty || session.hasRoom(for: bytes + size) else { break }
-                commands.append(command)
-                bytes += size
+                guard session.writeIfRoom([command], bytes: command.payloadSize) else { break }
                 sent += 1
                 if command.isPublish {
                     state.statistics.messagesOut += 1
@@ -231,7 +226,6 @@ public final class NATSConnection: Sendable {
                 }
             }
             state.pending.removeFirst(sent)
-            session.write(commands)
         }
     }
 
@@ -244,8 +238,7 @@ public final class NATSConnection: Sendable {
             }
             // Straight to the session while its outbound buffer has room and
             // nothing waits before this publish; else into the publish buffer.
-            if let session = state.session, state.pending.isEmpty, session.hasRoom(for: size) {
-                session.write([command])
+            if let session = state.session, state.pending.isEmpty, session.writeIfRoom([command], bytes: size) {
                 state.statistics.messagesOut += 1
                 state.statistics.bytesOut += command.bodySize
                 return
@@ -523,7 +516,6 @@ public final class NATSConnection: Sendable {
             commands += kept
             state.statistics.messagesOut += kept.count { $0.isPublish }
             state.statistics.bytesOut += kept.reduce(0) { $0 + $1.bodySize }
-            if state.statistics.connections > 0 { state.statistics.reconnects += 1 }
             state.statistics.connections += 1
             state.pending = []
             state.session = session

@@ -117,14 +117,11 @@ final class _Session: Sendable {
     /// write while the channel is writable (at once when called on the
     /// event loop).
     func write(_ commands: [NATSClientCommand]) {
-        guard !commands.isEmpty else { return }
-        let schedule = state.withLock { state -> Bool in
-            for command in commands { command.encode(into: &state.outbound) }
-            guard !state.handOverScheduled else { return false }
-            state.handOverScheduled = true
-            return true
-        }
-        guard schedule else { return }
+        _ = append(commands, ifRoomFor: nil)
+    }
+
+    /// Runs `handOver` on the event loop: at once when already there.
+    private func scheduleHandOver() {
         if channel.eventLoop.inEventLoop {
             // Not telling the connection: the caller may hold its lock. The
             // hand-over that found no room (or the writability's return)
@@ -135,17 +132,30 @@ final class _Session: Sendable {
         }
     }
 
-    /// Whether `bytes` more fit in the outbound buffer: below
-    /// ``NATSOptions/writeBufferLimit``, or the buffer is empty (one command
-    /// larger than the limit still goes alone).
-    func hasRoom(for bytes: Int) -> Bool {
-        state.withLock { state in
-            state.outbound.isEmpty || state.outbound.count + bytes <= options.writeBufferLimit
-        }
+    /// Writes `commands` as ``write(_:)`` does if `bytes` more fit in the
+    /// outbound buffer (below ``NATSOptions/writeBufferLimit``, or the buffer
+    /// is empty: one command larger than the limit still goes alone), in one
+    /// lock; returns whether it wrote them.
+    func writeIfRoom(_ commands: [NATSClientCommand], bytes: Int) -> Bool {
+        append(commands, ifRoomFor: bytes)
     }
 
-    /// Bytes written and not yet handed to the channel.
-    var unwrittenBytes: Int { state.withLock { $0.outbound.count } }
+    /// Appends `commands` to the outbound buffer, if `bytes` fit (always
+    /// when nil), and schedules the hand-over unless one is scheduled.
+    private func append(_ commands: [NATSClientCommand], ifRoomFor bytes: Int?) -> Bool {
+        guard !commands.isEmpty else { return true }
+        let outcome = state.withLock { state -> (written: Bool, schedule: Bool) in
+            if let bytes, !state.outbound.isEmpty, state.outbound.count + bytes > options.writeBufferLimit {
+                return (false, false)
+            }
+            for command in commands { command.encode(into: &state.outbound) }
+            guard !state.handOverScheduled else { return (true, false) }
+            state.handOverScheduled = true
+            return (true, true)
+        }
+        if outcome.schedule { scheduleHandOver() }
+        return outcome.written
+    }
 
     /// Hands the outbound buffer to the channel, if it is writable (on the
     /// event loop); a channel that is not waits for its writability to

@@ -21,7 +21,7 @@ public struct NATSStatistics: Sendable, Hashable {
     /// Sessions established (the first connection and every reconnection).
     public var connections = 0
     /// Sessions established after the first.
-    public var reconnects = 0
+    public var reconnects: Int { max(connections - 1, 0) }
     /// Publishes dropped by the publish buffer's policy, or too large for the
     /// server they waited for.
     public var droppedPublishes = 0

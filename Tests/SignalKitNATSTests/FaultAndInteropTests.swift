@@ -160,19 +160,7 @@ let natsTestTracer: InMemoryTracer = {
     /// Runs the script with `arguments`, its output into a file; returns
     /// the process and the file.
     static func runPython(_ arguments: [String]) throws -> (Process, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signalkit-nats-py-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let script = directory.appendingPathComponent("interop.py")
-        try Self.script.write(to: script, atomically: true, encoding: .utf8)
-        let output = directory.appendingPathComponent("out.txt")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = process.standardOutput
-        try process.run()
-        return (process, output)
+        try runPythonScript(script, named: "interop.py", arguments: arguments)
     }
 
     static func lines(_ file: URL) -> [String] {

@@ -428,19 +428,7 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         """#
 
     static func runPython(_ arguments: [String]) throws -> (Process, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signalkit-js-py-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let script = directory.appendingPathComponent("jetstream.py")
-        try Self.script.write(to: script, atomically: true, encoding: .utf8)
-        let output = directory.appendingPathComponent("out.txt")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = process.standardOutput
-        try process.run()
-        return (process, output)
+        try runPythonScript(script, named: "jetstream.py", arguments: arguments)
     }
 
     @Test func natsPyPublishesToAStreamAndSignalKitConsumes() async throws {

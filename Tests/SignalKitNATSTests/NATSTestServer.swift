@@ -146,6 +146,25 @@ final class Recorder<Value: Sendable>: Sendable {
     var count: Int { values.withLock { $0.count } }
 }
 
+/// Runs the Python `script` (saved as `name` in a temporary folder) with
+/// `arguments`, its output and errors into a file; returns the process and
+/// the file.
+func runPythonScript(_ script: String, named name: String, arguments: [String]) throws -> (Process, URL) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signalkit-nats-py-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let file = directory.appendingPathComponent(name)
+    try script.write(to: file, atomically: true, encoding: .utf8)
+    let output = directory.appendingPathComponent("out.txt")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", file.path] + arguments
+    process.standardOutput = try FileHandle(forWritingTo: output)
+    process.standardError = process.standardOutput
+    try process.run()
+    return (process, output)
+}
+
 /// Polls `condition` every 2 ms until it holds or `timeout` passes;
 /// whether it held.
 func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
