@@ -1,12 +1,5 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 
 // The bounded actor delivery: `start(isolation:buffer:…)` with a bounded
@@ -27,19 +20,15 @@ import Synchronization
 /// run any more); an event arriving once the actor is gone disposes the
 /// subscription.
 ///
-/// `@unchecked Sendable`: `state` and `consumerThread` are guarded by
-/// `mutex`; `batch` is touched only by the one drain job that runs at a time
-/// (the `draining` flag, set and cleared under the mutex, admits one); the
+/// `@unchecked Sendable`: `state` and `consumer` are guarded by `mutex`;
+/// `batch` is touched only by the one drain job that runs at a time
+/// (`state.consumerActive`, set and cleared under the mutex, admits one); the
 /// callbacks only by that job, or by `dispose()` when none is pending and
 /// none can start (decided under the mutex); the rest is immutable or
 /// atomic.
 final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, Disposable, @unchecked Sendable {
     private weak let actor: (any Actor)?
 
-    /// The thread that must empty the buffer while it runs (`blocking` only):
-    /// the drain job's, or the one subscribing in `start` (on the actor). A
-    /// blocking producer on it would wait for itself.
-    private nonisolated(unsafe) var consumerThread: pthread_t?
     // The callbacks were formed in `actor`'s isolation (see the class comment
     // for who calls and releases them).
     private nonisolated(unsafe) var next: ((T) -> Void)?
@@ -73,27 +62,22 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
             upstream.set(subscribe())
             return
         }
-        mutex.withLock { consumerThread = pthread_self() }
+        // The consumer's thread while it subscribes (on the actor): a
+        // blocking producer sending synchronously would wait for itself.
+        mutex.withLock { consumer.markThread() }
         let handle = subscribe()
-        mutex.withLock { consumerThread = nil }
+        mutex.withLock { consumer.clearThread() }
         upstream.set(handle)
     }
 
     // MARK: Producer side (the signal's thread, serial)
 
     func putNext(_ value: T) {
-        offerValue(value, consumerName: Self.consumerName, isConsumer: producerIsConsumer)
+        offerValue(value, consumerName: Self.consumerName)
     }
 
     private static var consumerName: String {
         "actor (a callback its drain job is running, or start(isolation:buffer:) subscribing on it)"
-    }
-
-    /// Whether the calling thread is the one that must empty the buffer.
-    /// Called with the mutex held.
-    private func producerIsConsumer() -> Bool {
-        if let consumerThread, pthread_equal(consumerThread, pthread_self()) != 0 { return true }
-        return false
     }
 
     // MARK: Consumer side (a drain job on the actor, one at a time)
@@ -105,7 +89,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
         guard let actor else {
             // Nobody is left to deliver to: no drain job will run, so
             // `dispose()` releases the callbacks itself.
-            mutex.withLock { state.draining = false }
+            mutex.withLock { state.consumerActive = false }
             dispose()
             return
         }
@@ -116,7 +100,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
 
     private func drain(on actor: isolated any Actor) {
         let tracksThread = isBlocking
-        if tracksThread { mutex.withLock { consumerThread = pthread_self() } }
+        if tracksThread { mutex.withLock { consumer.markThread() } }
         for _ in 0..<Self.batchesPerDrain {
             mutex.lock()
             let step = state.take(into: &batch)
@@ -125,17 +109,17 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
                 wakeBlockedProducersLocked()
                 delivering = true
             }
-            if tracksThread && !delivering { consumerThread = nil }
+            if tracksThread && !delivering { consumer.clearThread() }
             // Disposed while this job was pending or running: the job
             // releases the callbacks (`dispose()` left them to it).
-            let disposed = state.disposed
+            let disposed = state.isDisposed
             mutex.unlock()
             switch step {
             case .idle:
                 if disposed { releaseCallbacks() }
                 return
             case .terminal(let box):
-                counters.detach(ObjectIdentifier(self))
+                counters?.detach(ObjectIdentifier(self))
                 deliver(box.event)
                 return
             case .values:
@@ -144,7 +128,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
         }
         // More may wait: end this job and go on in a new one, behind the
         // actor's other work (the drain stays scheduled).
-        if tracksThread { mutex.withLock { consumerThread = nil } }
+        if tracksThread { mutex.withLock { consumer.clearThread() } }
         Task.detached { await self.drain(on: actor) }
     }
 
@@ -173,24 +157,12 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
 
     func dispose() {
         valuesStopped.store(true, ordering: .releasing)
-        // `disposeBuffer()`'s work, with the decision who releases the
-        // callbacks taken in the same critical section: with no drain job
-        // pending none can start any more (`stopped`), so nothing else
-        // touches them; the first disposal releases them.
-        mutex.lock()
-        let first = !state.disposed
-        // Blocked producers' values are dropped: counted here, before the
-        // subscription leaves its counters.
-        let blocked = first ? state.blockedProducers : 0
-        let dropped = state.dispose()
-        wakeBlockedProducersLocked()
-        let releaseHere = first && !state.draining
-        mutex.unlock()
-        // Released here, outside the lock: a deinit may send to the signal.
-        withExtendedLifetime(dropped) {}
-        counters.recordDrops(blocked)
-        counters.detach(ObjectIdentifier(self))
-        if releaseHere { releaseCallbacks() }
+        // Who releases the callbacks is decided in the disposal's critical
+        // section: with no drain job pending none can start any more (the
+        // buffer is disposed), so nothing else touches them; the first
+        // disposal releases them.
+        let disposal = disposeBuffer()
+        if disposal.first && !disposal.consumerWasActive { releaseCallbacks() }
         upstream.dispose()
     }
 }

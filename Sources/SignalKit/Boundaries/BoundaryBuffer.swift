@@ -13,8 +13,10 @@ import Synchronization
 // mutex, the policy applied to each value (drops counted and released
 // outside the lock, the `blocking` wait and its deadlock check, the
 // `failing` overflow), the depth the statistics read, and disposal. The
-// owners (`_BoundedQueue`, the actor delivery, the values iteration) add the
-// consumer. The bounded hop (BoundedHop.swift) has a ring of its own.
+// owners (`_BoundedQueue`, `_BoundedDelay`, the actor delivery, the task
+// drained buffer, the values iteration) add the consumer. The bounded hop
+// (BoundedHop.swift) keeps values in a lock-free ring of its own and asks
+// the same consumer mark (`_ConsumerMark`) and deadlock message.
 
 /// What `admit` did with a value (non-generic: see BoundaryState.swift).
 enum _Admission {
@@ -24,8 +26,8 @@ enum _Admission {
     /// producer was released by disposal: nothing more to do.
     case handled
     /// A `failing` policy overflowed: the waiting values were dropped and
-    /// counted, the buffer is stopped with the policy's error
-    /// (`overflowError`) as its terminal event (taken by
+    /// counted, the buffer is in its `overflowed` phase with the policy's
+    /// error (`overflowError`) as its terminal event (taken by
     /// `_BoundaryState.take` for a drain); the caller starts its consumer if
     /// asked and ends the subscription.
     case overflowed(startConsumer: Bool)
@@ -34,11 +36,12 @@ enum _Admission {
 /// One subscription's bounded buffer and its producer side (see the file
 /// header).
 ///
-/// `@unchecked Sendable`: `state` is guarded by `mutex`; the rest is
-/// immutable or thread-safe.
+/// `@unchecked Sendable`: `state` and `consumer` are guarded by `mutex`; the
+/// rest is immutable or thread-safe.
 package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Sendable {
     let policy: SignalBuffer<E>
-    let counters: _BufferCounts
+    /// Nil for a buffer that counts nothing (an unbounded `values`).
+    let counters: _BufferCounts?
     /// Adaptive: producer and drain take it for a few dozen instructions
     /// each, on two cores at once; a plain mutex sleeps in the kernel at
     /// once on a held lock, which costs each side a futex round trip.
@@ -47,15 +50,19 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// Guarded by `mutex` (so the dynamic exclusivity check, a call per
     /// access, is left out).
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
+    /// Who empties the buffer, for the `blocking` deadlock check (guarded by
+    /// `mutex`; the owners mark their consumer's thread or task).
+    @exclusivity(unchecked) nonisolated(unsafe) var consumer: _ConsumerMark
 
-    init(policy: SignalBuffer<E>, counters: _BufferCounts) {
+    init(policy: SignalBuffer<E>, counters: _BufferCounts?, consumerQueue: Queue? = nil) {
         self.policy = policy
         self.counters = counters
-        counters.attach(self)
+        consumer = _ConsumerMark(queue: consumerQueue)
+        counters?.attach(self)
     }
 
     deinit {
-        counters.detach(ObjectIdentifier(self))
+        counters?.detach(ObjectIdentifier(self))
         condition.destroy()
         mutex.destroy()
     }
@@ -67,12 +74,17 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// The error of a `failing` policy (asked after an overflow only).
     var overflowError: E { policy.overflowError }
 
+    /// The consumer, if it is suspended waiting for a value (an async
+    /// iteration's `next()`), taken: the value offered now is always kept,
+    /// even by a full buffer, and `admit` resumes it after unlocking. Nil
+    /// for every other owner. Called with the mutex held.
+    func takeWaitingConsumerLocked() -> CheckedContinuation<Void, Never>? { nil }
+
     /// Applies the policy to `value`. A `blocking` producer waits here for
-    /// room; `isConsumer` (called with the mutex held, only when the buffer
-    /// is full) tells whether the calling thread is the one that must empty
-    /// it, in which case waiting would deadlock: the process stops with a
-    /// message naming `consumerName`.
-    func admit(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) -> _Admission {
+    /// room, unless it is the consumer (`consumer.isCaller()`), which
+    /// waiting would deadlock: the process stops with a message naming
+    /// `consumerName` (and `boundary`, what the user chose the policy for).
+    func admit(_ value: T, consumerName: @autoclosure () -> String, boundary: String = "boundary") -> _Admission {
         // The slot a value to release (or to offer again) is moved into: on
         // the stack, so that concurrent producers (a misbehaving source)
         // stay memory-safe.
@@ -80,37 +92,42 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
             let displaced = slot.baseAddress!
             var overflow = _FIFO<T>()
             mutex.lock()
-            var outcome = state.offer(value, policy: policy, displaced: displaced, overflow: &overflow)
+            let waiter = takeWaitingConsumerLocked()
+            // A waiting consumer is resumed however the value fares (it
+            // looks again).
+            defer { waiter?.resume() }
+            var outcome = state.offer(
+                value, policy: policy, consumerWaiting: waiter != nil, displaced: displaced, overflow: &overflow)
             while true {
                 switch outcome {
                 case .accepted(let startConsumer, let newMaximumDepth):
                     mutex.unlock()
-                    if let newMaximumDepth { counters.recordDepth(newMaximumDepth) }
+                    if let newMaximumDepth { counters?.recordDepth(newMaximumDepth) }
                     return .accepted(startConsumer: startConsumer)
                 case .dropped:
                     mutex.unlock()
-                    counters.recordDrops(1)
+                    counters?.recordDrops(1)
                     // Released here, outside the lock: a deinit may send to the signal.
                     displaced.deinitialize(count: 1)
                     return .handled
                 case .overflowed(let startConsumer):
                     mutex.unlock()
-                    counters.recordOverflow()
-                    counters.recordDrops(overflow.count + 1)
+                    counters?.recordOverflow()
+                    counters?.recordDrops(overflow.count + 1)
                     displaced.deinitialize(count: 1)
                     withExtendedLifetime(overflow) {}
                     return .overflowed(startConsumer: startConsumer)
                 case .full:
-                    if isConsumer() {
+                    if consumer.isCaller() {
                         mutex.unlock()
                         displaced.deinitialize(count: 1)
-                        _blockingSendFromConsumer("the \(consumerName()) that empties it")
+                        _blockingSendFromConsumer("the \(consumerName()) that empties it", boundary: boundary)
                     }
                     state.blockedProducers += 1
-                    counters.recordBlockedSend()
+                    counters?.recordBlockedSend()
                     condition.wait(mutex)
                     state.blockedProducers -= 1
-                    if state.disposed {
+                    if state.isDisposed {
                         // Dropped: the disposal counted it (`disposeBuffer`).
                         mutex.unlock()
                         displaced.deinitialize(count: 1)
@@ -132,26 +149,32 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
         if state.blockedProducers > 0 { condition.broadcast() }
     }
 
-    /// Stops the buffer for good: releases the waiting values (after
+    /// Ends the buffer for good: releases the waiting values (after
     /// unlocking), wakes blocked producers (their values are dropped, and
     /// counted here, before the subscription leaves its counters), and
-    /// leaves the live count.
+    /// leaves the live count. Idempotent.
     ///
     /// - Parameter droppingWaiting: whether the waiting values are drops: an
     ///   upstream error that goes ahead of them ends the subscription, so
     ///   they are counted (delivered + dropped == sent); a disposal releases
     ///   them uncounted (the consumer left).
-    func disposeBuffer(droppingWaiting: Bool = false) {
-        let (dropped, blocked) = mutex.withLock { () -> (_FIFO<T>, Int) in
-            let blocked = state.disposed ? 0 : state.blockedProducers
+    /// - Returns: whether this call disposed the buffer (the first one), and
+    ///   whether its consumer was active then.
+    @discardableResult
+    func disposeBuffer(droppingWaiting: Bool = false) -> (first: Bool, consumerWasActive: Bool) {
+        let (dropped, blocked, first, active) = mutex.withLock { () -> (_FIFO<T>, Int, Bool, Bool) in
+            let first = !state.isDisposed
+            let blocked = first ? state.blockedProducers : 0
             let dropped = state.dispose()
             wakeBlockedProducersLocked()
-            return (dropped, blocked)
+            return (dropped, blocked, first, state.consumerActive)
         }
         let waiting = droppingWaiting ? dropped.count : 0
+        // Released here, outside the lock: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
-        counters.recordDrops(blocked + waiting)
-        counters.detach(ObjectIdentifier(self))
+        counters?.recordDrops(blocked + waiting)
+        counters?.detach(ObjectIdentifier(self))
+        return (first, active)
     }
 }
 
@@ -163,8 +186,8 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
 /// &batch)`.
 ///
 /// `@unchecked Sendable`: as `_BoundaryBuffer`; `batch` is touched only by
-/// the one drain that runs at a time (the `draining` flag, set and cleared
-/// under the mutex, admits one).
+/// the one drain that runs at a time (`state.consumerActive`, set and
+/// cleared under the mutex, admits one).
 package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecked Sendable {
     /// The upstream subscription's handle.
     let upstream = MetaDisposable()
@@ -187,8 +210,8 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
     /// A value from upstream (serial): the policy decides; the first value of
     /// a burst schedules a drain; a `failing` overflow stops the values (its
     /// error waits in the state as the terminal event) and disposes upstream.
-    func offerValue(_ value: T, consumerName: @autoclosure () -> String, isConsumer: () -> Bool) {
-        switch admit(value, consumerName: consumerName(), isConsumer: isConsumer) {
+    func offerValue(_ value: T, consumerName: @autoclosure () -> String) {
+        switch admit(value, consumerName: consumerName()) {
         case .accepted(let startDrain):
             if startDrain { scheduleDrain() }
         case .handled:
@@ -215,8 +238,8 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
         while !batch.isEmpty {
             let value = batch.removeFirst()
             if valuesStopped.load(ordering: .acquiring) {
-                let disposed = mutex.withLock { state.disposed }
-                if !disposed { counters.recordDrops(batch.count + 1) }
+                let disposed = mutex.withLock { state.isDisposed }
+                if !disposed { counters?.recordDrops(batch.count + 1) }
                 withExtendedLifetime(value) {}
                 while !batch.isEmpty { _ = batch.removeFirst() }
                 return

@@ -62,32 +62,68 @@ enum _BoundaryOffer {
     case refused
 }
 
-/// One subscription's waiting values and terminal event.
+/// Where one subscription's buffer is in its life. Only `open` takes
+/// values; the terminal event lives in the phase that waits to deliver it,
+/// so a buffer cannot be both disposed and still hold one, nor stopped
+/// without saying why.
+enum _BoundaryPhase<E: Sendable> {
+    /// Takes values.
+    case open
+    /// Upstream's terminal event waits behind the values.
+    case terminating(_BoundaryTerminalBox<E>)
+    /// A `failing` policy overflowed: the waiting values were dropped and its
+    /// error waits as the terminal event.
+    case overflowed(_BoundaryTerminalBox<E>)
+    /// The consumer took the terminal event: nothing more happens.
+    case finished
+    /// Disposed: the waiting values were released, nothing is delivered.
+    case disposed
+}
+
+/// One subscription's waiting values and the phase of its life (see
+/// `_BoundaryPhase`).
 struct _BoundaryState<T, E: Sendable> {
     /// Values not taken by the consumer yet.
     var waiting = _FIFO<T>()
-    /// The terminal event, once sent and not yet taken.
-    var terminalBox: _BoundaryTerminalBox<E>?
-    /// Takes no more values: a terminal event was queued, the policy
-    /// overflowed, or the subscription was disposed.
-    var stopped = false
-    var disposed = false
-    /// A drain is scheduled or running (at most one is).
-    var draining = false
+    var phase = _BoundaryPhase<E>.open
+    /// The consumer is scheduled or running: a drain job, the running inner
+    /// of a bounded `queue`, the armed timer of a bounded `delayEvents`. At
+    /// most one is; whoever sets it starts the consumer, which clears it when
+    /// it finds nothing left (a consumer that took the terminal event leaves
+    /// it set: none is started again).
+    var consumerActive = false
     /// Producers waiting for room (`blocking`).
     var blockedProducers = 0
     /// The most values that waited at once in this buffer.
     var maximumDepth = 0
 
-    /// The terminal event, once sent and not yet taken.
-    var terminal: _BoundaryTerminal<E>? {
-        get { terminalBox?.event }
-        set { terminalBox = newValue.map { _BoundaryTerminalBox($0) } }
+    /// Whether the buffer takes values (no terminal event queued, no
+    /// overflow, not disposed).
+    @inline(__always)
+    var isOpen: Bool {
+        if case .open = phase { return true }
+        return false
+    }
+
+    @inline(__always)
+    var isDisposed: Bool {
+        if case .disposed = phase { return true }
+        return false
+    }
+
+    /// The terminal event waiting behind the values, if any.
+    @inline(__always)
+    var pendingTerminal: _BoundaryTerminalBox<E>? {
+        switch phase {
+        case .terminating(let box), .overflowed(let box): box
+        case .open, .finished, .disposed: nil
+        }
     }
 
     /// Offers one value under `policy`. A value offered while the consumer
     /// waits (an async iteration's `next()`) may be passed with
-    /// `consumerWaiting`: it is always taken, even by a full buffer.
+    /// `consumerWaiting`: it is always taken, even by a full buffer (one of
+    /// capacity 0 included, which keeps nothing otherwise).
     /// `displaced` is an uninitialized slot: a value to release (or offer
     /// again) is moved there, as the result says; `overflow` (empty) takes
     /// the waiting values a `failing` overflow drops.
@@ -99,7 +135,7 @@ struct _BoundaryState<T, E: Sendable> {
         displaced: UnsafeMutablePointer<T>,
         overflow: inout _FIFO<T>
     ) -> _BoundaryOffer {
-        guard !stopped else {
+        guard isOpen else {
             displaced.initialize(to: value)
             return .refused
         }
@@ -111,15 +147,20 @@ struct _BoundaryState<T, E: Sendable> {
                 displaced.initialize(to: value)
                 return .dropped
             case .dropOldest, .latest:
-                displaced.initialize(to: waiting.removeFirst())
-                waiting.append(value)
+                // A capacity of 0 (`values(bufferingPolicy:)`) has no oldest
+                // to drop: the arriving value goes.
+                if waiting.isEmpty {
+                    displaced.initialize(to: value)
+                } else {
+                    displaced.initialize(to: waiting.removeFirst())
+                    waiting.append(value)
+                }
                 return .dropped
             case .fail:
-                stopped = true
-                terminalBox = policy.failure
+                phase = .overflowed(policy.failure!)
                 overflow.exchange(with: &waiting)
                 displaced.initialize(to: value)
-                return .overflowed(startDrain: startDrain())
+                return .overflowed(startDrain: activateConsumer())
             case .block:
                 displaced.initialize(to: value)
                 return .full
@@ -131,47 +172,35 @@ struct _BoundaryState<T, E: Sendable> {
             maximumDepth = waiting.count
             newMaximumDepth = maximumDepth
         }
-        return .accepted(startDrain: startDrain(), newMaximumDepth: newMaximumDepth)
+        return .accepted(startDrain: activateConsumer(), newMaximumDepth: newMaximumDepth)
     }
 
     /// Queues the terminal event (never dropped, never waits); returns
-    /// whether the caller starts a drain, or nil if the buffer was stopped
-    /// already (the event is dropped: the subscription ended before it).
+    /// whether the caller starts the consumer, or nil if the buffer was not
+    /// open (the event is dropped: the subscription ended before it).
     mutating func offerTerminal(_ event: _BoundaryTerminal<E>) -> Bool? {
-        guard !stopped else { return nil }
-        stopped = true
-        terminal = event
-        return startDrain()
+        guard isOpen else { return nil }
+        phase = .terminating(_BoundaryTerminalBox(event))
+        return activateConsumer()
     }
 
-    /// Marks a drain as needed; true if none was scheduled or running.
+    /// Marks the consumer as needed; true if it was not active (the caller
+    /// starts it).
     @inline(__always)
-    private mutating func startDrain() -> Bool {
-        guard !draining else { return false }
-        draining = true
+    mutating func activateConsumer() -> Bool {
+        guard !consumerActive else { return false }
+        consumerActive = true
         return true
     }
 
-    /// Disposal: stops the buffer and hands back its waiting values (to be
+    /// Disposal: ends the buffer and hands back its waiting values (to be
     /// released after unlocking).
     mutating func dispose() -> _FIFO<T> {
-        stopped = true
-        disposed = true
-        terminalBox = nil
+        phase = .disposed
         var dropped = _FIFO<T>()
         dropped.exchange(with: &waiting)
         return dropped
     }
-
-    /// Whether `take` would find something: a value, the terminal event or
-    /// the disposal.
-    @inline(__always)
-    var hasWork: Bool { disposed || !waiting.isEmpty || terminalBox != nil }
-
-    /// Whether nothing waits and no drain is scheduled or running: a
-    /// producer on the consumer's own queue may deliver inline.
-    @inline(__always)
-    var isIdle: Bool { !draining && waiting.isEmpty && !stopped }
 }
 
 /// What a consumer takes next from a `_BoundaryState`.
@@ -181,7 +210,7 @@ enum _BoundaryStep<E: Sendable> {
     /// The terminal event, after every value (boxed: the step's layout is
     /// then fixed, see the file header).
     case terminal(_BoundaryTerminalBox<E>)
-    /// Nothing waits: the drain ends (`draining` was cleared).
+    /// Nothing waits: the drain ends (`consumerActive` was cleared).
     case idle
 }
 
@@ -192,20 +221,29 @@ extension _BoundaryState {
     /// the drain. Called with the owner's lock held, by the one drain.
     @inline(__always)
     mutating func take(into batch: inout _FIFO<T>) -> _BoundaryStep<E> {
-        if disposed {
-            draining = false
+        if case .disposed = phase {
+            consumerActive = false
             return .idle
         }
         if !waiting.isEmpty {
             batch.exchange(with: &waiting)
             return .values
         }
-        if let box = terminalBox {
-            // `draining` stays set: no drain is ever scheduled again.
-            terminalBox = nil
+        if let box = pendingTerminal {
+            // `consumerActive` stays set: no consumer is ever started again.
+            phase = .finished
             return .terminal(box)
         }
-        draining = false
+        consumerActive = false
         return .idle
+    }
+
+    /// Takes the terminal event once every value was taken (a consumer that
+    /// takes values one by one): the buffer is finished.
+    @inline(__always)
+    mutating func takeTerminal() -> _BoundaryTerminal<E>? {
+        guard waiting.isEmpty, let box = pendingTerminal else { return nil }
+        phase = .finished
+        return box.event
     }
 }

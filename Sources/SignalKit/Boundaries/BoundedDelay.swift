@@ -19,7 +19,8 @@ struct _DelayedValue<T> {
 /// One subscription of a bounded `delayEvents`.
 ///
 /// `@unchecked Sendable`: `completionDue` and `timer` are guarded by `mutex`
-/// (the base class's); `state.draining` means "a timer is armed or firing".
+/// (the base class's). The consumer is the timer: `state.consumerActive`
+/// while one is armed or firing.
 final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedValue<T>, E>, Disposable,
     @unchecked Sendable
 {
@@ -34,14 +35,14 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
         self.delivery = _SerialDelivery(downstream: downstream)
         self.interval = interval
         self.queue = queue
-        super.init(policy: policy, counters: counters)
+        super.init(policy: policy, counters: counters, consumerQueue: queue)
     }
 
     // MARK: Upstream events
 
     func putNext(_ value: T) {
         let delayed = _DelayedValue(value: value, due: queue.currentTime + interval)
-        switch admit(delayed, consumerName: "queue", isConsumer: { queue.isCurrent() }) {
+        switch admit(delayed, consumerName: "queue") {
         case .accepted(let armTimer):
             if armTimer { arm(after: interval) }
         case .handled:
@@ -56,12 +57,10 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
 
     func putCompletion() {
         let armTimer = mutex.withLock { () -> Bool in
-            guard !state.stopped else { return false }
-            state.stopped = true
+            // The completion waits in the phase; it is due at `completionDue`.
+            guard let armTimer = state.offerTerminal(.completed) else { return false }
             completionDue = queue.currentTime + interval
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
+            return armTimer
         }
         if armTimer { arm(after: interval) }
     }
@@ -82,7 +81,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
         let handle = queue._cancellableAfter(max(delay, 0)) { [self] in fire() }
         let cancel = mutex.withLock { () -> (any Disposable)? in
             // Disposed meanwhile: nothing may fire any more.
-            if state.disposed { return handle }
+            if state.isDisposed { return handle }
             timer = handle
             return nil
         }
@@ -103,7 +102,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
         var complete = false
         var next: Double?
         mutex.lock()
-        guard !state.disposed else {
+        guard !state.isDisposed else {
             mutex.unlock()
             return
         }
@@ -119,11 +118,12 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
             if completionDue <= now {
                 complete = true
                 self.completionDue = nil
+                _ = state.takeTerminal()
             } else {
                 next = completionDue - now
             }
         } else {
-            state.draining = false
+            state.consumerActive = false
         }
         mutex.unlock()
         while let value = due.popFirst() {
@@ -131,7 +131,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
             // callback of this batch) went ahead of the rest of the batch:
             // those values are drops (delivered + dropped == sent).
             guard delivery.offerNext(value) else {
-                counters.recordDrops(due.count + 1)
+                counters?.recordDrops(due.count + 1)
                 break
             }
         }

@@ -1,12 +1,5 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import Synchronization
 
@@ -119,9 +112,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     @exclusivity(unchecked) private nonisolated(unsafe) var discounted = 0
     /// Producers waiting for room (`blocking`; guarded by `mutex`).
     @exclusivity(unchecked) private nonisolated(unsafe) var blockedProducers = 0
-    /// The thread running the drain, while it delivers (guarded by `mutex`):
-    /// a blocking producer on it would wait for itself.
-    @exclusivity(unchecked) private nonisolated(unsafe) var drainThread: pthread_t?
+    /// Who empties the ring (guarded by `mutex`): the hop's queue, and the
+    /// thread running the drain while it delivers. A blocking producer there
+    /// would wait for itself.
+    @exclusivity(unchecked) private nonisolated(unsafe) var consumer: _ConsumerMark
 
     /// The values the drain is delivering, from the start, moved out of the
     /// ring in at most two block moves (the drain's own; grown to the ring's
@@ -141,6 +135,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         self.executor = executor
         self.counters = counters
         self.policy = policy
+        if case .queue(let queue) = executor {
+            consumer = _ConsumerMark(queue: queue)
+        } else {
+            consumer = _ConsumerMark()
+        }
         var size = 1
         while size < min(policy.capacity, Self.initialSlots) { size &<<= 1 }
         slots = _allocateFIFOSlots(of: T.self, capacity: size)
@@ -262,7 +261,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             if before == 0 { startDrain() }
             upstream.dispose()
         case .block:
-            if producerIsConsumer() {
+            if consumer.isCaller() {
                 mutex.unlock()
                 producing.unlock()
                 withExtendedLifetime(value) {}
@@ -336,14 +335,6 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         mutex.unlock()
         producing.unlock()
         if before == 0 { startDrain() }
-    }
-
-    /// Whether the calling thread is the one that must empty the buffer: the
-    /// queue (or a drain) that delivers it. Called with the mutex held.
-    private func producerIsConsumer() -> Bool {
-        if let drainThread, pthread_equal(drainThread, pthread_self()) != 0 { return true }
-        if case .queue(let queue) = executor, queue.isCurrent() { return true }
-        return false
     }
 
     private var executorName: String {
@@ -480,7 +471,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         // More is waiting (or the stream goes on): yield the executor to the
         // work queued meanwhile and go on in a new block, which inherits
         // this drain's share of `pending`.
-        mutex.withLock { drainThread = nil }
+        mutex.withLock { consumer.clearThread() }
         scheduleDrain()
     }
 
@@ -489,7 +480,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// with the mutex held, by the one drain.
     private func takeLocked(token: Int) -> (Step, owed: Int) {
         if disposed {
-            drainThread = nil
+            consumer.clearThread()
             return (.disposed, 0)
         }
         let counted = pending.load(ordering: .acquiring)
@@ -512,11 +503,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             if first < available { (batch + first).moveInitialize(from: slots, count: available &- first) }
             head.store(oldest &+ available, ordering: .releasing)
             owed &+= available
-            drainThread = pthread_self()
+            consumer.markThread()
             if blockedProducers > 0 { condition.broadcast() }
             return (.values(count: available), owed)
         }
-        drainThread = nil
+        consumer.clearThread()
         if let box = terminalBox {
             terminalBox = nil
             return (.terminal(box), owed)

@@ -1,13 +1,5 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // The bounded form of `queue` / `mapToQueue`: inner signals run one after
 // another, and those waiting for the running one to complete are a bounded
 // buffer (`_BoundaryBuffer`) under a `SignalBuffer` policy. The unbounded
@@ -20,15 +12,15 @@ import Darwin
 
 /// One subscription of a bounded `queue`.
 ///
-/// `@unchecked Sendable`: `subscribingThread`, `completedWhileSubscribing`
-/// and `outerCompleted` are guarded by `mutex` (the base class's); the rest
-/// is immutable or thread-safe. `state.draining` is "an inner is running".
+/// `@unchecked Sendable`: `completedWhileSubscribing` and `outerCompleted`
+/// are guarded by `mutex` (the base class's); the rest is immutable or
+/// thread-safe. The consumer is the running inner: `state.consumerActive`
+/// while one runs, and `consumer`'s thread the one inside its `_start`,
+/// while it is there.
 final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<R, E>
     let outer = MetaDisposable()
     private let current = MetaDisposable()
-    /// The thread inside the running inner's `_start`, while it is there.
-    private nonisolated(unsafe) var subscribingThread: pthread_t?
     private nonisolated(unsafe) var completedWhileSubscribing = false
     private nonisolated(unsafe) var outerCompleted = false
 
@@ -40,7 +32,7 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
     // MARK: Outer events
 
     func outerNext(_ inner: Signal<R, E>) {
-        switch admit(inner, consumerName: "inner signal's subscription", isConsumer: isSubscribingThread) {
+        switch admit(inner, consumerName: "inner signal's subscription") {
         case .accepted(let startNow):
             // Nothing was running: the inner just queued is the one to start.
             if startNow { perform(mutex.withLock { takeNextLocked() }) }
@@ -60,16 +52,9 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
     func outerCompletedEvent() {
         let complete = mutex.withLock { () -> Bool in
             outerCompleted = true
-            return !state.draining && state.waiting.isEmpty
+            return !state.consumerActive && state.waiting.isEmpty
         }
         if complete { downstream.putCompletion() }
-    }
-
-    /// Whether the calling thread is subscribing the running inner (a
-    /// blocking producer there would wait for itself). Mutex held.
-    private func isSubscribingThread() -> Bool {
-        guard let subscribingThread else { return false }
-        return pthread_equal(subscribingThread, pthread_self()) != 0
     }
 
     // MARK: Inner signals
@@ -83,12 +68,12 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
 
     /// The next waiting inner, or the end of the run (mutex held).
     private func takeNextLocked() -> Next {
-        if !state.stopped, let next = state.waiting.popFirst() {
+        if state.isOpen, let next = state.waiting.popFirst() {
             wakeBlockedProducersLocked()
             return .start(next)
         }
-        state.draining = false
-        return outerCompleted && state.waiting.isEmpty && !state.stopped ? .complete : .idle
+        state.consumerActive = false
+        return outerCompleted && state.waiting.isEmpty && state.isOpen ? .complete : .idle
     }
 
     /// Subscribes `first`, then, as long as each inner completes while it is
@@ -97,12 +82,12 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
         var signal = first
         while true {
             mutex.withLock {
-                subscribingThread = pthread_self()
+                consumer.markThread()
                 completedWhileSubscribing = false
             }
             current.set(signal._start(_BoundedQueueInnerSink(queue: self)))
             mutex.lock()
-            subscribingThread = nil
+            consumer.clearThread()
             guard completedWhileSubscribing else {
                 // Still running: its completion takes the next one.
                 mutex.unlock()
@@ -128,7 +113,7 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
 
     fileprivate func innerCompleted() {
         mutex.lock()
-        if subscribingThread != nil {
+        if consumer.thread != nil {
             // The loop in `run` takes the next one.
             completedWhileSubscribing = true
             mutex.unlock()

@@ -299,8 +299,4 @@ extension SignalBuffer {
         case .bufferingNewest(let limit): self.init(.dropOldest, capacity: max(limit, 0))
         }
     }
-
-    /// Whether only a value that arrives while the consumer waits is kept
-    /// (`values(bufferingPolicy:)` with a limit of 0).
-    var keepsOnlyForAWaitingConsumer: Bool { capacity == 0 }
 }

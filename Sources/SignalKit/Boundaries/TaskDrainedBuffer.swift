@@ -1,13 +1,5 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // A bounded boundary emptied by one task that awaits batches: a signal's
 // callbacks push into it, the task takes everything that waits at once. The
 // gRPC server's streamed responses (SignalKitGRPC) use it; `package` so that
@@ -38,14 +30,11 @@ package enum _TaskDrainedEvent<T, E> {
 /// a message when it is the thread subscribing the signal on behalf of the
 /// task (``subscribe(_:)``), which waiting would deadlock.
 ///
-/// `@unchecked Sendable`: `waiter` and `subscribingThread` are guarded by the
-/// mutex; `batch` is the one consuming task's; the rest as
+/// `@unchecked Sendable`: `waiter` is guarded by the mutex; `batch` is the one consuming task's; the rest as
 /// `_DrainedBoundary`.
 package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBoundary<T, E>, @unchecked Sendable {
     /// The task, suspended in `next()` while nothing waits.
     private nonisolated(unsafe) var waiter: CheckedContinuation<Void, Never>?
-    /// The thread in ``subscribe(_:)``, while it runs.
-    private nonisolated(unsafe) var subscribingThread: pthread_t?
 
     /// A buffer under `policy`, counted under `name` in
     /// `SignalKitDebug.bufferStatistics()`.
@@ -58,9 +47,9 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBounda
     /// the consumer's: a `blocking` value sent into the full buffer while it
     /// runs stops the process with a message instead of deadlocking.
     package func subscribe(_ start: () -> any Disposable) {
-        mutex.withLock { subscribingThread = pthread_self() }
+        mutex.withLock { consumer.markThread() }
         let handle = start()
-        mutex.withLock { subscribingThread = nil }
+        mutex.withLock { consumer.clearThread() }
         upstream.set(handle)
     }
 
@@ -68,11 +57,7 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBounda
     /// `failing` overflow ends the stream with the policy's error and
     /// disposes the subscription.
     package func send(_ value: T) {
-        offerValue(
-            value,
-            consumerName: "task that awaits it (while that task subscribed the signal)",
-            isConsumer: { subscribingThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        )
+        offerValue(value, consumerName: "task that awaits it (while that task subscribed the signal)")
     }
 
     /// The signal's end: it waits behind the values. A second end, or one
@@ -118,7 +103,7 @@ package final class _TaskDrainedBuffer<T: Sendable, E: Sendable>: _DrainedBounda
     /// into `batch` (see `finished`), nil when nothing waits (the task may
     /// park: the next value wakes it).
     private func takeLocked() -> _TaskDrainedEvent<T, E>? {
-        if state.disposed { return .cancelled }
+        if state.isDisposed { return .cancelled }
         switch state.take(into: &batch) {
         case .values:
             wakeBlockedProducersLocked()
