@@ -12,16 +12,17 @@
 
 /// One subscription of a bounded `queue`.
 ///
-/// `@unchecked Sendable`: `completedWhileSubscribing` and `outerCompleted`
-/// are guarded by `mutex` (the base class's); the rest is immutable or
-/// thread-safe. The consumer is the running inner: `state.consumerActive`
-/// while one runs, and `consumer`'s thread the one inside its `_start`,
-/// while it is there.
+/// `@unchecked Sendable`: `gate` and `outerCompleted` are guarded by `mutex`
+/// (the base class's); the rest is immutable or thread-safe. The consumer is
+/// the running inner: `state.consumerActive` while one runs, and
+/// `consumer`'s thread the one inside its `_start`, while it is there.
 final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Disposable, @unchecked Sendable {
     private let downstream: Subscriber<R, E>
     let outer = MetaDisposable()
     private let current = MetaDisposable()
-    private nonisolated(unsafe) var completedWhileSubscribing = false
+    /// The loop in `run` (the run-again gate every subscribing loop shares):
+    /// running while an inner's `_start` runs, due when it completed there.
+    private nonisolated(unsafe) var gate = _RunAgainGate()
     private nonisolated(unsafe) var outerCompleted = false
 
     init(downstream: Subscriber<R, E>, policy: SignalBuffer<E>, counters: _BufferCounts) {
@@ -83,12 +84,12 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
         while true {
             mutex.withLock {
                 consumer.markThread()
-                completedWhileSubscribing = false
+                gate.restart()
             }
             current.set(signal._start(_BoundedQueueInnerSink(queue: self)))
             mutex.lock()
             consumer.clearThread()
-            guard completedWhileSubscribing else {
+            guard gate.endTurn() else {
                 // Still running: its completion takes the next one.
                 mutex.unlock()
                 return
@@ -113,9 +114,9 @@ final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Dis
 
     fileprivate func innerCompleted() {
         mutex.lock()
-        if consumer.thread != nil {
+        if gate.isRunning {
             // The loop in `run` takes the next one.
-            completedWhileSubscribing = true
+            gate.markDue()
             mutex.unlock()
             return
         }

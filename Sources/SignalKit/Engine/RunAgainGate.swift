@@ -3,8 +3,8 @@
 /// The run-again gate shared by every loop that subscribes signals one after
 /// another without growing the stack: the step trampoline (`then`,
 /// `restart`, `repeat`, `restartIfError`), the feedback loop (`recurse`),
-/// `flatten`'s start loop, the switch/queue/throttle engine and `reduceLeft`'s
-/// generator loop.
+/// `flatten`'s start loop, the switch/queue/throttle engine, the bounded
+/// `queue` and `reduceLeft`'s generator loop.
 ///
 /// The problem they share: subscribing a signal can, synchronously and on
 /// the same thread, produce the reason to subscribe the next one (a step
@@ -25,9 +25,10 @@
 /// 3. After each subscription returns, `takeTurn()` (or
 ///    `takeTurn(unless:)`, when the owner has a reason to stop): `true`
 ///    means another turn is due and the loop goes on; `false` means the loop
-///    has ended, and the next `enter()` starts a new one. (The switch engine
-///    and `reduceLeft` begin each subscription with `restart()`, end it with
-///    `endTurn()`, and restart when a next one is waiting.)
+///    has ended, and the next `enter()` starts a new one. (The switch engine,
+///    the bounded `queue` and `reduceLeft` begin each subscription with
+///    `restart()`, end it with `endTurn()`, and restart when a next one is
+///    waiting.)
 /// 4. `leave()` when the loop ends early (the downstream ended): drops any
 ///    recorded request.
 ///
