@@ -8,7 +8,7 @@
 // one timer per value). The completion waits its interval behind them; an
 // error is sent at once and cancels everything waiting, as in the unbounded
 // form. With a context propagation installed, each value and the completion
-// are delivered in their senders' contexts (ContextCarrier.swift).
+// are delivered in their senders' contexts (Boundaries/ContextCarrier.swift).
 
 /// A value and the time (`Queue.currentTime`) it is due.
 struct _DelayedValue<T> {
@@ -77,7 +77,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
     private func arm(after delay: Double) {
         // Not in the arming code's context: the firing sends several
         // senders' values (each carries its own when a propagation is
-        // installed, see ContextCarrier.swift).
+        // installed, see Boundaries/ContextCarrier.swift).
         let handle = queue._cancellableAfter(max(delay, 0)) { [self] in fire() }
         let cancel = mutex.withLock { () -> (any Disposable)? in
             // Disposed meanwhile: nothing may fire any more.

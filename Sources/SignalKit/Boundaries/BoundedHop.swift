@@ -7,7 +7,7 @@ import Synchronization
 // with a bounded policy. The unbounded default keeps SwiftSignalKit's one
 // block per event (`_DeliverOnQueueSink`); this file is only for the bounded
 // policies. With a context propagation installed, the hop is built for values
-// paired with their senders' contexts (ContextCarrier.swift).
+// paired with their senders' contexts (Boundaries/ContextCarrier.swift).
 //
 // One subscription's values wait in a ring of its own (`slots`, a power of
 // two, grown by doubling up to the policy's limit): positions `head..<tail`,
@@ -587,7 +587,7 @@ struct _BoundedHopSink<T: Sendable, E: Sendable>: _InlineSink {
 
 /// The shell of a bounded `deliverOn`: one hop per subscription, named and
 /// counted under the upstream's name. With a context propagation installed
-/// the hop carries each value's sender context (ContextCarrier.swift).
+/// the hop carries each value's sender context (Boundaries/ContextCarrier.swift).
 func _boundedDeliverOn<T: Sendable, E: Sendable>(
     _ signal: Signal<T, E>,
     executor: @escaping @Sendable () -> _HopExecutor,

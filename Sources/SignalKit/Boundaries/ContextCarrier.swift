@@ -4,13 +4,14 @@
 // bounded hop, the bounded `delayEvents`, the deliveries into an actor. Such
 // a boundary delivers several senders' values from one drain (a drain job, a
 // timer firing), so the drain cannot run in "its" context: each value must
-// carry its own. When a propagation is installed as a subscription starts, the
-// boundary is built for `_InContext<T>` instead of `T`: the sink in front of
-// it pairs each value with its sender's context (and keeps the terminal
-// event's in the subscription's `_TerminalContext`), and the sink behind it
-// delivers each value inside the context it carries. With none installed at
-// start the boundary is the plain one, exactly as before: the subscription
-// pays one load and a branch, its values nothing.
+// carry its own, captured and restored with the two calls every hop makes
+// (Context/ContextCapture.swift). When a propagation is installed as a
+// subscription starts, the boundary is built for `_InContext<T>` instead of
+// `T`: the sink in front of it pairs each value with its sender's context
+// (and keeps the terminal event's in the subscription's `_TerminalContext`),
+// and the sink behind it delivers each value inside the context it carries.
+// With none installed at start the boundary is the plain one: the
+// subscription pays one load and a branch, its values nothing.
 //
 // A subscription started before a propagation is installed carries no
 // context (install at bootstrap, before the signals start).

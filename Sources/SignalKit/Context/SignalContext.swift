@@ -2,12 +2,12 @@
 
 import Synchronization
 
-// Context propagation: the hook every asynchronous boundary calls. With no
+// Context propagation, its public face and the installed hook. With no
 // propagation installed (the default) a boundary pays one acquire load and a
 // branch; with one installed it captures the sender's context where the event
-// crosses (`_ContextHook.capture`) and runs the delivery on the other side
-// inside it (`_ContextHook.run`), which restores what was current before when
-// the delivery returns.
+// crosses and runs the delivery on the other side inside it, restoring what
+// was current before when the delivery returns (the two calls every boundary
+// makes: ContextCapture.swift).
 //
 // The hook is an immortal object: `install` keeps it for ever in a
 // process-wide list (a process installs one or two in its life), so a
@@ -106,28 +106,6 @@ let _contextHook = Synchronization.Atomic<Unmanaged<_ContextHook>?>(nil)
 /// `Synchronization.Mutex`: see `_LockedBox`.)
 let _everyInstalledHook = _LockedState<[_ContextHook]>([])
 
-/// A context captured at a boundary: the propagation that captured it and its
-/// value (nil: the sender had none).
-struct _CapturedContext: Sendable {
-    let hook: _ContextHook
-    let value: (any Sendable)?
-
-    /// Runs `body` in the captured context, restoring the previous one
-    /// after. A context captured by a propagation that has since been
-    /// replaced is not the installed one's: `body` runs with none, under the
-    /// installed propagation (so the delivering thread's context does not
-    /// leak into it). With none installed any more, the capturing
-    /// propagation restores its own.
-    @inline(__always)
-    func run(_ body: () -> Void) {
-        if let installed = _ContextHook.installed, installed !== hook {
-            installed.run(nil, body)
-        } else {
-            hook.run(value, body)
-        }
-    }
-}
-
 /// An installed `SignalContextPropagation`, type-erased.
 final class _ContextHook: Sendable {
     private let currentContext: @Sendable () -> (any Sendable)?
@@ -164,43 +142,4 @@ final class _ContextHook: Sendable {
     func run(_ value: (any Sendable)?, _ body: () -> Void) {
         withContext(value, body)
     }
-}
-
-/// `body`, made to run in the calling code's context wherever it runs (or
-/// `body` itself when no propagation is installed): for work handed to an
-/// executor.
-@inline(__always)
-func _inCurrentContext(_ body: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-    guard let captured = _ContextHook.capture() else { return body }
-    return { captured.run(body) }
-}
-
-/// `action`, made to run in the calling code's context (see
-/// `_inCurrentContext(_:)`), for work that takes an argument.
-@inline(__always)
-func _inCurrentContext<Argument>(
-    _ action: @escaping @Sendable (Argument) -> Void
-) -> @Sendable (Argument) -> Void {
-    guard let captured = _ContextHook.capture() else { return action }
-    return { argument in captured.run { action(argument) } }
-}
-
-/// Runs `body` in `captured` (nil: as it is, no propagation was installed
-/// when it was captured).
-@inline(__always)
-func _run(in captured: _CapturedContext?, _ body: () -> Void) {
-    if let captured {
-        captured.run(body)
-    } else {
-        body()
-    }
-}
-
-/// Runs `body` in `captured` (as `_run(in:_:)`) and returns its result.
-@inline(__always)
-func _run<Result>(in captured: _CapturedContext?, returning body: () -> Result) -> Result {
-    guard let captured else { return body() }
-    var result: Result?
-    captured.run { result = body() }
-    return result!
 }

@@ -308,9 +308,9 @@ struct _DeliverOnQueueSink<T: Sendable, E: Sendable>: _InlineSink {
     private func putNextInContext(_ value: T, captured: _CapturedContext) {
         let downstream = self.downstream
         if let dispatchQueue = queue._dispatchQueue {
-            dispatchQueue.async { captured.run { downstream.putNext(value) } }
+            dispatchQueue.async { _run(in: captured) { downstream.putNext(value) } }
         } else {
-            queue._justDispatch { captured.run { downstream.putNext(value) } }
+            queue._justDispatch { _run(in: captured) { downstream.putNext(value) } }
         }
     }
 
