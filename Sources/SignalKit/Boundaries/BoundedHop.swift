@@ -125,6 +125,13 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// Whether the drain that yielded its executor was following a stream
     /// (its continuation keeps the token and goes on following it).
     @exclusivity(unchecked) private nonisolated(unsafe) var resumesStreaming = false
+    /// The block that runs a drain on the queue's `DispatchQueue`
+    /// (`makeDrainBlock`), made once and posted for every burst: a block
+    /// literal per burst was one allocation. The one scheduling a drain
+    /// reads and writes it (see `pending`: one drain is scheduled at a time,
+    /// and the raise from 0 that schedules it follows the lowering to 0 that
+    /// ended the last one).
+    @exclusivity(unchecked) private nonisolated(unsafe) var drainBlock: (@Sendable @convention(block) () -> Void)?
 
     /// The ring's first size: small, so that a quiet subscription with a
     /// large limit costs little; it doubles as values wait, up to the limit.
@@ -361,8 +368,12 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         switch executor {
         case .queue(let queue):
             if let dispatchQueue = queue._dispatchQueue {
-                // A block literal: one allocation per burst.
-                dispatchQueue.async { self.drain(followsStreams: true) }
+                // The hop's one drain block, posted again for every burst:
+                // posting it allocates nothing. It holds the hop unretained;
+                // the retain taken here keeps the hop for the drain it runs,
+                // which releases it.
+                _ = Unmanaged.passUnretained(self).retain()
+                dispatchQueue.async(execute: drainBlock ?? makeDrainBlock())
             } else {
                 // No context: a drain delivers several senders' values.
                 queue._justDispatch { self.drain(followsStreams: true) }
@@ -370,6 +381,18 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         case .pool(let lane):
             lane.addTask(ThreadPoolTask(capturingContext: false) { _ in self.drain(followsStreams: true) })
         }
+    }
+
+    /// Makes the drain block `scheduleDrain` posts (at the first burst, so
+    /// that a subscription that never sends allocates none). It runs a drain
+    /// and releases the retain its poster took.
+    private func makeDrainBlock() -> @Sendable @convention(block) () -> Void {
+        let block: @Sendable @convention(block) () -> Void = { [unowned(unsafe) self] in
+            drain(followsStreams: true)
+            Unmanaged.passUnretained(self).release()
+        }
+        drainBlock = block
+        return block
     }
 
     /// A batch this large means a stream: the producer outran the drain's
