@@ -61,25 +61,31 @@ enum _PushContext {
     }
 }
 
-/// An event in a `_SerialDelivery`'s FIFO, with the context to deliver it in
-/// (nil: as the deliverer's thread is, which is its pusher's own, or no
-/// propagation was installed).
-struct _PushedEvent<T, E> {
-    let event: _QueuedEvent<T, E>
-    let context: _CapturedContext?
-}
-
 /// Hands events to `downstream` one at a time (see the top of this file).
 ///
-/// `@unchecked Sendable`: `queue`, `delivering` and `closed` are guarded by
-/// `mutex`; `downstream` is immutable, and only the current deliverer calls
-/// it.
+/// The per-value path touches no type whose layout depends on `T` or `E`
+/// beyond `T` itself (see BoundaryState.swift's header: unspecialised, such
+/// a type costs a runtime metadata lookup per use): the values wait in a
+/// `_FIFO<T>` with their contexts in a FIFO beside it, and the one terminal
+/// event (the first closes the delivery, so it is always last) waits boxed.
+///
+/// `@unchecked Sendable`: the FIFOs, the terminal event, `delivering` and
+/// `closed` are guarded by `mutex`; `downstream` is immutable, and only the
+/// current deliverer calls it.
 final class _SerialDelivery<T, E>: @unchecked Sendable {
     let downstream: Subscriber<T, E>
     private let mutex = _Mutex()
-    private var queue = _FIFO<_PushedEvent<T, E>>()
-    private var delivering = false
-    private var closed = false
+    // Guarded by `mutex` (so the dynamic exclusivity check, a call per
+    // access, is left out).
+    /// The values waiting, oldest first, and the context each is delivered in.
+    @exclusivity(unchecked) private var values = _FIFO<T>()
+    @exclusivity(unchecked) private var valueContexts = _FIFO<_CapturedContext?>()
+    /// The terminal event, once pushed and not yet delivered (behind every
+    /// value), and its context.
+    @exclusivity(unchecked) private var terminal: _SerialTerminalBox<E>?
+    @exclusivity(unchecked) private var terminalContext: _CapturedContext?
+    @exclusivity(unchecked) private var delivering = false
+    @exclusivity(unchecked) private var closed = false
 
     init(downstream: Subscriber<T, E>) {
         self.downstream = downstream
@@ -110,14 +116,23 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     /// `push(_:)`. Safe to call while holding the caller's own lock: it never
     /// calls out.
     func push(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> Bool {
-        enqueue(event, context) == .mustDrain
+        switch event {
+        case .next(let value): pushNext(value, context)
+        case .error(let error): pushTerminal(_SerialTerminalBox(.error(error)), context)
+        case .completed: pushTerminal(_SerialTerminalBox(.completed), context)
+        }
+    }
+
+    /// `push(.next(value), context)`, without making the event.
+    func pushNext(_ value: T, _ context: _PushContext) -> Bool {
+        enqueueNext(value, context) == .mustDrain
     }
 
     /// Delivers `value` in the calling code's context, as `putNext`, unless
     /// a terminal event closed the delivery; returns whether it was taken
     /// (false: dropped, for a caller that counts what it drops).
     func offerNext(_ value: T) -> Bool {
-        switch enqueue(.next(value), .pusher(_ContextHook.capture())) {
+        switch enqueueNext(value, .pusher(_ContextHook.capture())) {
         case .mustDrain:
             drain()
             return true
@@ -137,17 +152,32 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         case mustDrain
     }
 
-    private func enqueue(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> _Enqueued {
+    private func enqueueNext(_ value: T, _ context: _PushContext) -> _Enqueued {
         mutex.lock()
         guard !closed else {
             mutex.unlock()
             return .dropped
         }
-        switch event {
-        case .next: break
-        case .error, .completed: closed = true
+        values.append(value)
+        valueContexts.append(context.carried(deliveredByPusher: !delivering))
+        return becomeDelivererLocked()
+    }
+
+    private func pushTerminal(_ box: _SerialTerminalBox<E>, _ context: _PushContext) -> Bool {
+        mutex.lock()
+        guard !closed else {
+            mutex.unlock()
+            return false
         }
-        queue.append(_PushedEvent(event: event, context: context.carried(deliveredByPusher: !delivering)))
+        closed = true
+        terminal = box
+        terminalContext = context.carried(deliveredByPusher: !delivering)
+        return becomeDelivererLocked() == .mustDrain
+    }
+
+    /// After an event was queued (mutex held; released here).
+    @inline(__always)
+    private func becomeDelivererLocked() -> _Enqueued {
         guard !delivering else {
             mutex.unlock()
             return .queued
@@ -162,15 +192,24 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     func drain() {
         while true {
             mutex.lock()
-            guard let pushed = queue.popFirst() else {
+            if !values.isEmpty {
+                let value = values.removeFirst()
+                let context = valueContexts.removeFirst()
+                mutex.unlock()
+                _run(in: context) { downstream.putNext(value) }
+                continue
+            }
+            guard let box = terminal else {
                 delivering = false
                 mutex.unlock()
                 return
             }
+            terminal = nil
+            let context = terminalContext
+            terminalContext = nil
             mutex.unlock()
-            _run(in: pushed.context) {
-                switch pushed.event {
-                case .next(let value): downstream.putNext(value)
+            _run(in: context) {
+                switch box.event {
                 case .error(let error): downstream.putError(error)
                 case .completed: downstream.putCompletion()
                 }
@@ -183,9 +222,29 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         if push(event) { drain() }
     }
 
-    func putNext(_ value: T) { send(.next(value)) }
+    func putNext(_ value: T) {
+        if pushNext(value, .pusher(_ContextHook.capture())) { drain() }
+    }
+
     func putError(_ error: E) { send(.error(error)) }
     func putCompletion() { send(.completed) }
+}
+
+/// The terminal event a `_SerialDelivery` holds, boxed (a reference: the
+/// delivery's layout stays fixed whatever `E` is).
+final class _SerialTerminalBox<E>: @unchecked Sendable {
+    // `@unchecked Sendable`: immutable; made and read under the delivery's
+    // mutex, or by its one deliverer.
+    enum Event {
+        case error(E)
+        case completed
+    }
+
+    let event: Event
+
+    init(_ event: Event) {
+        self.event = event
+    }
 }
 
 /// A `_ForwardSink` feeds one input's events into a `_SerialDelivery`

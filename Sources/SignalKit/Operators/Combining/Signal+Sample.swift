@@ -63,7 +63,7 @@ final class _SampleState<T, E>: @unchecked Sendable {
     func tick() {
         // Pushed under the lock: samples keep the order of the ticks.
         let mustDrain = latest.withLock { latest in
-            latest.map { delivery.push(.next($0.value), .sender($0.context)) } ?? false
+            latest.map { delivery.pushNext($0.value, .sender($0.context)) } ?? false
         }
         if mustDrain { delivery.drain() }
     }

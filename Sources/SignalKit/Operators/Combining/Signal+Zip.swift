@@ -136,7 +136,7 @@ final class _ZipState<R, E>: @unchecked Sendable {
             slot.values.append(value)
             var mustDrain = false
             if state.filled == slots.count {
-                mustDrain = delivery.push(.next(combine()), .pusher(context))
+                mustDrain = delivery.pushNext(combine(), .pusher(context))
                 state.filled = 0
                 var exhausted = false
                 for slot in slots where !slot.isEmpty {

@@ -100,7 +100,7 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
                 state.extra = true
                 state.generation += 1
                 opened = state.generation
-                return delivery.push(.next(value), .pusher(context))
+                return delivery.pushNext(value, .pusher(context))
             }
             if latest || state.pending == nil {
                 swap(&replaced, &state.pending)
@@ -130,7 +130,7 @@ final class _RateLimitState<T: Sendable, E>: _PendingTimerState<T, E, Bool>, @un
             }
             state.generation += 1
             opened = state.generation
-            return delivery.push(.next(value), .sender(context))
+            return delivery.pushNext(value, .sender(context))
         }
         firedTimer = nil  // released outside the lock
         if let opened { arm(opened) }

@@ -174,7 +174,7 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
             swap(&flushed, &state.pending)
             swap(&firedTimer, &state.timer)
             swap(&context, &state.pendingContext)
-            if let flushed { return delivery.push(.next(flushed), .sender(context)) }
+            if let flushed { return delivery.pushNext(flushed, .sender(context)) }
             return false
         }
         firedTimer = nil  // released outside the lock
@@ -192,7 +192,7 @@ class _PendingTimerState<T, E, Extra>: _StoppableTimingState, @unchecked Sendabl
             let oldTimer = state.timer.take()
             state.stopped = true
             var mustDrain = false
-            if let flushed { mustDrain = delivery.push(.next(flushed), .sender(sender)) }
+            if let flushed { mustDrain = delivery.pushNext(flushed, .sender(sender)) }
             mustDrain = delivery.push(.completed, .pusher(completer)) || mustDrain
             return (oldTimer, mustDrain)
         }
@@ -245,7 +245,7 @@ final class _ThrottleState<T, E>: _PendingTimerState<T, E, Void>, @unchecked Sen
                 armed = state.generation
                 return false
             }
-            return delivery.push(.next(value), .pusher(context))
+            return delivery.pushNext(value, .pusher(context))
         }
         guard let mustDrain = outcome else { return }
         oldTimer?.dispose()
