@@ -102,9 +102,9 @@ private func runSteps(_ program: Program) -> Finding? {
         if let finding = compare(after: action.description) { return finding }
         // A graph that subscribes a source for each of the source's values
         // (a flatten of itself) grows without bound, in subscriptions or in
-        // deliveries waiting on the queue: the schedule stops there. (The
-        // virtual-time scheduler picks its next item by a linear scan, so
-        // thousands waiting cost seconds: a libFuzzer timeout, not a finding.)
+        // deliveries waiting on the queue: the schedule stops there (left to
+        // grow, it ends in a libFuzzer timeout or out of memory, not a
+        // finding).
         if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions
             || scheduler.pendingCount > Program.maximumPendingDeliveries
         {
