@@ -51,7 +51,19 @@ public final class NATSConnection: Sendable {
 
     struct _Feed {
         let sid: UInt64
-        var subscribers: [Int: Subscriber<NATSMessage, NATSError>] = [:]
+        var subscribers: [Int: Subscriber<NATSMessage, NATSError>] = [:] {
+            // `ids` follows: sorted again on a join, filtered on a leave.
+            didSet {
+                if subscribers.count > ids.count {
+                    ids = subscribers.keys.sorted()
+                } else if subscribers.count < ids.count {
+                    ids.removeAll { subscribers[$0] == nil }
+                }
+            }
+        }
+        /// The subscribers' IDs in order, handed to each delivery (shared,
+        /// not copied per message).
+        private(set) var ids: [Int] = []
     }
 
     struct _Request {
@@ -379,7 +391,7 @@ public final class NATSConnection: Sendable {
                 state.statistics.bytesIn += message.payload.count
                 guard let target = state.targets[sid] else { return nil }
                 if case .feed(let key) = target.target {
-                    return (target.target, state.feeds[key].map { Array($0.subscribers.keys).sorted() } ?? [])
+                    return (target.target, state.feeds[key]?.ids ?? [])
                 }
                 return (target.target, [])
             }
