@@ -51,7 +51,19 @@ public final class NATSConnection: Sendable {
 
     struct _Feed {
         let sid: UInt64
-        var subscribers: [Int: Subscriber<NATSMessage, NATSError>] = [:]
+        var subscribers: [Int: Subscriber<NATSMessage, NATSError>] = [:] {
+            // `ids` follows: sorted again on a join, filtered on a leave.
+            didSet {
+                if subscribers.count > ids.count {
+                    ids = subscribers.keys.sorted()
+                } else if subscribers.count < ids.count {
+                    ids.removeAll { subscribers[$0] == nil }
+                }
+            }
+        }
+        /// The subscribers' IDs in order, handed to each delivery (shared,
+        /// not copied per message).
+        private(set) var ids: [Int] = []
     }
 
     struct _Request {
@@ -369,25 +381,39 @@ public final class NATSConnection: Sendable {
 
     // MARK: - Receiving
 
+    /// Messages of an established session (on its event loop), in the
+    /// order received: routed under one lock, delivered in one block on
+    /// the delivery queue.
+    func received(messages: [(message: NATSMessage, sid: UInt64)], from session: _Session) {
+        let routed = shared.withLock { state -> [(NATSMessage, _Target, [Int])] in
+            guard state.session === session else { return [] }
+            var routed: [(NATSMessage, _Target, [Int])] = []
+            routed.reserveCapacity(messages.count)
+            for (message, sid) in messages {
+                state.statistics.messagesIn += 1
+                state.statistics.bytesIn += message.payload.count
+                guard let target = state.targets[sid] else { continue }
+                if case .feed(let key) = target.target {
+                    routed.append((message, target.target, state.feeds[key]?.ids ?? []))
+                } else {
+                    routed.append((message, target.target, []))
+                }
+            }
+            return routed
+        }
+        guard !routed.isEmpty else { return }
+        deliveryQueue.async { [self] in
+            for (message, target, ids) in routed {
+                deliver(message, to: target, ids: ids)
+            }
+        }
+    }
+
     /// A frame of an established session (on its event loop).
     func received(_ frame: NATSServerFrame, from session: _Session) {
         switch frame {
         case .message(let message, let sid):
-            let routed = shared.withLock { state -> (_Target, [Int])? in
-                guard state.session === session else { return nil }
-                state.statistics.messagesIn += 1
-                state.statistics.bytesIn += message.payload.count
-                guard let target = state.targets[sid] else { return nil }
-                if case .feed(let key) = target.target {
-                    return (target.target, state.feeds[key].map { Array($0.subscribers.keys).sorted() } ?? [])
-                }
-                return (target.target, [])
-            }
-            guard let routed else { return }
-            let (target, ids) = routed
-            deliveryQueue.async { [self] in
-                deliver(message, to: target, ids: ids)
-            }
+            received(messages: [(message, sid)], from: session)
         case .info(let info):
             update(info)
         case .error(let text):

@@ -338,6 +338,16 @@ public struct NATSFrameParser: Sendable {
     /// Parses a control line (`line` ends before its CRLF). Operations and arguments are split on bytes (space, tab),
     /// operations compared in ASCII without case.
     private mutating func frame(line: ArraySlice<UInt8>) throws(NATSProtocolError) -> NATSServerFrame? {
+        // A message's line, the common case, read on its bytes (the same
+        // outcome as the general path below, with two strings instead of
+        // a string per token).
+        if let message = Self.messageLine(line) {
+            guard message.totalSize <= maxPayload else {
+                throw .payloadTooLarge(size: message.totalSize, limit: maxPayload)
+            }
+            pending = message
+            return try payload(of: message)
+        }
         guard let text = String(validating: line, as: UTF8.self) else { throw Self.unknownOperation(line) }
         let isBlank: (UInt8) -> Bool = { $0 == 32 || $0 == 9 }
         let operationEnd = line.firstIndex(where: isBlank) ?? line.endIndex
@@ -382,6 +392,63 @@ public struct NATSFrameParser: Sendable {
         }
     }
 
+    /// `MSG <subject> <sid> [reply] <size>` in ASCII (operation in any
+    /// case, tokens separated by spaces and tabs), `sid` and `size` plain
+    /// decimal digits: its fields. Nil for any other line, which the
+    /// general path parses (or refuses).
+    private static func messageLine(
+        _ line: ArraySlice<UInt8>
+    ) -> (subject: String, sid: UInt64, replyTo: String?, headerSize: Int, totalSize: Int)? {
+        let first = line.startIndex
+        guard line.count > 4, line[first] | 0x20 == 0x6D, line[first + 1] | 0x20 == 0x73, line[first + 2] | 0x20 == 0x67,
+            line[first + 3] == 32 || line[first + 3] == 9
+        else { return nil }
+        // Up to 4 tokens after the operation; a fifth means another shape.
+        var starts = (0, 0, 0, 0)
+        var ends = (0, 0, 0, 0)
+        var count = 0
+        var index = first + 4
+        let end = line.endIndex
+        while index < end {
+            let byte = line[index]
+            if byte >= 0x80 { return nil }
+            if byte == 32 || byte == 9 {
+                index += 1
+                continue
+            }
+            let tokenStart = index
+            while index < end && line[index] != 32 && line[index] != 9 {
+                if line[index] >= 0x80 { return nil }
+                index += 1
+            }
+            switch count {
+            case 0: (starts.0, ends.0) = (tokenStart, index)
+            case 1: (starts.1, ends.1) = (tokenStart, index)
+            case 2: (starts.2, ends.2) = (tokenStart, index)
+            case 3: (starts.3, ends.3) = (tokenStart, index)
+            default: return nil
+            }
+            count += 1
+        }
+        guard count == 3 || count == 4 else { return nil }
+        func decimal(_ start: Int, _ end: Int) -> UInt64? {
+            guard end > start, end - start <= 18 else { return nil }
+            var value: UInt64 = 0
+            for index in start..<end {
+                let digit = line[index] &- 48
+                guard digit < 10 else { return nil }
+                value = value * 10 + UInt64(digit)
+            }
+            return value
+        }
+        guard let sid = decimal(starts.1, ends.1) else { return nil }
+        let sizeRange = count == 4 ? (starts.3, ends.3) : (starts.2, ends.2)
+        guard let total = decimal(sizeRange.0, sizeRange.1) else { return nil }
+        let subject = String(decoding: line[starts.0..<ends.0], as: UTF8.self)
+        let replyTo = count == 4 ? String(decoding: line[starts.2..<ends.2], as: UTF8.self) : nil
+        return (subject, sid, replyTo, -1, Int(total))
+    }
+
     private mutating func payload(
         of message: (subject: String, sid: UInt64, replyTo: String?, headerSize: Int, totalSize: Int)
     ) throws(NATSProtocolError) -> NATSServerFrame? {
@@ -424,13 +491,25 @@ enum NATSClientCommand: Sendable, Equatable {
         case .connect(let json):
             bytes.append(contentsOf: "CONNECT \(json)\r\n".utf8)
         case .publish(let subject, let replyTo, let headers, let payload):
-            let reply = replyTo.map { " \($0)" } ?? ""
+            // Appended piece by piece: no string is made per publish.
+            bytes.append(contentsOf: headers == nil ? "PUB ".utf8 : "HPUB ".utf8)
+            bytes.append(contentsOf: subject.utf8)
+            if let replyTo {
+                bytes.append(32)
+                bytes.append(contentsOf: replyTo.utf8)
+            }
             if let headers {
                 let block = headers.encoded
-                bytes.append(contentsOf: "HPUB \(subject)\(reply) \(block.count) \(block.count + payload.count)\r\n".utf8)
+                bytes.append(32)
+                Self.appendDecimal(block.count, to: &bytes)
+                bytes.append(32)
+                Self.appendDecimal(block.count + payload.count, to: &bytes)
+                bytes.append(contentsOf: [13, 10])
                 bytes.append(contentsOf: block)
             } else {
-                bytes.append(contentsOf: "PUB \(subject)\(reply) \(payload.count)\r\n".utf8)
+                bytes.append(32)
+                Self.appendDecimal(payload.count, to: &bytes)
+                bytes.append(contentsOf: [13, 10])
             }
             bytes.append(contentsOf: payload)
             bytes.append(contentsOf: [13, 10])
@@ -443,6 +522,18 @@ enum NATSClientCommand: Sendable, Equatable {
             bytes.append(contentsOf: "PING\r\n".utf8)
         case .pong:
             bytes.append(contentsOf: "PONG\r\n".utf8)
+        }
+    }
+
+    /// `value` (not negative) in decimal ASCII digits.
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 
@@ -470,6 +561,13 @@ enum NATSClientCommand: Sendable, Equatable {
 /// `wildcards`, subscribed to: non-empty tokens separated by dots, no
 /// whitespace; `>` only as the last token.
 func _isValidSubject(_ subject: String, wildcards: Bool) -> Bool {
+    // ASCII, the common case, checked on its bytes (the same outcome as
+    // the general path below, which iterates characters).
+    if let valid = subject.utf8.withContiguousStorageIfAvailable({ _isValidASCIISubject($0, wildcards: wildcards) }),
+        let valid
+    {
+        return valid
+    }
     guard !subject.isEmpty, !subject.contains(where: { $0.isWhitespace }) else { return false }
     let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
     for (index, token) in tokens.enumerated() {
@@ -478,6 +576,27 @@ func _isValidSubject(_ subject: String, wildcards: Bool) -> Bool {
             if !wildcards { return false }
             if token == ">" && index != tokens.count - 1 { return false }
         }
+    }
+    return true
+}
+
+/// `_isValidSubject` for an ASCII subject; nil when it is not ASCII.
+private func _isValidASCIISubject(_ bytes: UnsafeBufferPointer<UInt8>, wildcards: Bool) -> Bool? {
+    guard !bytes.isEmpty else { return false }
+    var tokenStart = 0
+    for index in 0...bytes.count {
+        let byte = index < bytes.count ? bytes[index] : UInt8(ascii: ".")
+        if byte >= 0x80 { return nil }
+        // Character.isWhitespace in ASCII: tab, LF, VT, FF, CR, space.
+        if byte == 32 || (byte >= 9 && byte <= 13) { return false }
+        guard byte == UInt8(ascii: ".") else { continue }
+        let length = index - tokenStart
+        if length == 0 { return false }
+        if length == 1, bytes[tokenStart] == UInt8(ascii: "*") || bytes[tokenStart] == UInt8(ascii: ">") {
+            if !wildcards { return false }
+            if bytes[tokenStart] == UInt8(ascii: ">") && index != bytes.count { return false }
+        }
+        tokenStart = index + 1
     }
     return true
 }

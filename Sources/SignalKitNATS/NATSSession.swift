@@ -416,17 +416,35 @@ final class _FrameHandler: ChannelInboundHandler {
         self.connection = connection
     }
 
+    /// Messages are handed to the connection in batches of up to this
+    /// many (one lock, one delivery block), the rest of a read's frames
+    /// one at a time, in order.
+    static let batchLimit = 16
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         parser.append(buffer.readableBytesView)
+        var messages: [(message: NATSMessage, sid: UInt64)] = []
+        func handOver() {
+            guard !messages.isEmpty else { return }
+            connection.received(messages: messages, from: session)
+            messages.removeAll(keepingCapacity: true)
+        }
         do {
             while let frame = try parser.next() {
                 if case .info(let info) = frame { parser.maxPayload = info.maxPayload }
-                if session.handle(frame) {
+                guard session.handle(frame) else { continue }
+                if case .message(let message, let sid) = frame {
+                    messages.append((message, sid))
+                    if messages.count == Self.batchLimit { handOver() }
+                } else {
+                    handOver()
                     connection.received(frame, from: session)
                 }
             }
+            handOver()
         } catch {
+            handOver()
             session.fail(.protocolViolation(error))
         }
     }

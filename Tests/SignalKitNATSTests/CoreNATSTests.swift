@@ -27,6 +27,28 @@ import Testing
         #expect(nats.subscriptionCount == 0)
     }
 
+    @Test func aBurstOnTwoSubjectsArrivesInOrderOnEach() async throws {
+        // Hundreds of messages per read: handed over in batches, each
+        // subject's in its order, nothing lost, nothing to the other feed.
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) { $0.publishBuffer = .unbounded }
+        defer { nats.close() }
+        let a = Recorder<String>()
+        let b = Recorder<String>()
+        let first = nats.messages("burst.a").start(next: { a.append($0.text) })
+        let second = nats.messages("burst.b").start(next: { b.append($0.text) })
+        try await nats.flush()
+        for index in 1...1_000 {
+            try nats.publish(index % 3 == 0 ? "burst.b" : "burst.a", payload: Array("\(index)".utf8))
+        }
+        #expect(await eventually { a.count + b.count == 1_000 })
+        #expect(a.all == (1...1_000).filter { $0 % 3 != 0 }.map(String.init))
+        #expect(b.all == (1...1_000).filter { $0 % 3 == 0 }.map(String.init))
+        first.dispose()
+        second.dispose()
+    }
+
     @Test func wildcardsMatchTokens() async throws {
         let server = try NATSTestServer()
         defer { server.stop() }

@@ -260,6 +260,34 @@ import Testing
         #expect(!_isValidSubject("a..b", wildcards: true))
         #expect(!_isValidSubject("a b", wildcards: true))
         #expect(!_isValidSubject("", wildcards: true))
+        // ASCII subjects are checked on their bytes, others by characters: the same rules.
+        #expect(!_isValidSubject("a.b\r\n", wildcards: false))
+        #expect(!_isValidSubject("a.\tb", wildcards: false))
+        #expect(!_isValidSubject("a.", wildcards: true))
+        #expect(!_isValidSubject(".a", wildcards: true))
+        #expect(_isValidSubject(">", wildcards: true))
+        #expect(!_isValidSubject(">", wildcards: false))
+        #expect(_isValidSubject("a.*x.>y", wildcards: false))
+        #expect(_isValidSubject("é.b", wildcards: false))
+        #expect(!_isValidSubject("é.\u{00A0}", wildcards: false))
+        #expect(!_isValidSubject("é..b", wildcards: false))
+        #expect(!_isValidSubject("é.>.b", wildcards: true))
+    }
+
+    @Test func messageLinesParseAlikeWhateverTheirShape() throws {
+        // Read on their bytes (ASCII, decimal sid and size) or by the general
+        // path (anything else): the same frames.
+        let frames = try Self.parse([
+            Array("MsG\ta.b  7\tr.1   2 \r\nhi\r\nMSG é 0012 1\r\nx\r\nMSG a +3 1\r\ny\r\n".utf8)[...]
+        ])
+        #expect(
+            frames == [
+                .message(NATSMessage(subject: "a.b", replyTo: "r.1", payload: Array("hi".utf8)), sid: 7),
+                .message(NATSMessage(subject: "é", payload: Array("x".utf8)), sid: 12),
+                .message(NATSMessage(subject: "a", payload: Array("y".utf8)), sid: 3),
+            ])
+        Self.expectSameOutcomeSplitAnywhere(
+            Array("MSG a 1 2 3 4\r\n".utf8), ([], .malformedControlLine("MSG a 1 2 3 4")))
     }
 
     @Test func serversParse() {
