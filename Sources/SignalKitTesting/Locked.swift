@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SignalKit
 
 /// A value behind a pthread mutex, changed in place (a heap or an array
 /// inside it stays uniquely referenced, so a change costs what it costs
@@ -27,7 +28,7 @@ final class Locked<Value>: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "SignalKitTesting: pthread_mutex_init failed (\(status))")
+        _signalKitRequire(status == 0, "SignalKitTesting: pthread_mutex_init failed (\(status))")
     }
 
     deinit {

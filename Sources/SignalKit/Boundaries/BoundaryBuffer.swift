@@ -15,8 +15,8 @@ import Synchronization
 // `failing` overflow), the depth the statistics read, and disposal. The
 // owners (`_BoundedQueue`, `_BoundedDelay`, the actor delivery, the task
 // drained buffer, the values iteration) add the consumer. The bounded hop
-// (BoundedHop.swift) keeps values in a lock-free ring of its own and asks
-// the same consumer mark (`_ConsumerMark`) and deadlock message.
+// (BoundedHop.swift) keeps values in a lock-free ring of its own; its
+// `blocking` producers wait in the same place (Blocking.swift).
 
 /// What `admit` did with a value (non-generic: see BoundaryState.swift).
 enum _Admission {
@@ -46,7 +46,8 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// each, on two cores at once; a plain mutex sleeps in the kernel at
     /// once on a held lock, which costs each side a futex round trip.
     let mutex = _Mutex(adaptive: true)
-    private let condition = _Condition()
+    /// Where `blocking` producers wait (nil for the other policies).
+    private let blocked: _BlockedProducers?
     /// Guarded by `mutex` (so the dynamic exclusivity check, a call per
     /// access, is left out).
     @exclusivity(unchecked) nonisolated(unsafe) var state = _BoundaryState<T, E>()
@@ -58,12 +59,12 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
         self.policy = policy
         self.counters = counters
         consumer = _ConsumerMark(queue: consumerQueue)
+        blocked = policy.overflow == .block ? _BlockedProducers() : nil
         counters?.attach(self)
     }
 
     deinit {
         counters?.detach(ObjectIdentifier(self))
-        condition.destroy()
         mutex.destroy()
     }
 
@@ -118,15 +119,14 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
                     withExtendedLifetime(overflow) {}
                     return .overflowed(startConsumer: startConsumer)
                 case .full:
-                    if consumer.isCaller() {
-                        mutex.unlock()
-                        displaced.deinitialize(count: 1)
-                        _blockingSendFromConsumer("the \(consumerName()) that empties it", boundary: boundary)
-                    }
-                    state.blockedProducers += 1
-                    counters?.recordBlockedSend()
-                    condition.wait(mutex)
-                    state.blockedProducers -= 1
+                    // Only a `blocking` policy reports `.full`.
+                    blocked!.wait(
+                        on: mutex, callerIsConsumer: consumer.isCaller(), consumer: consumerName(), boundary: boundary,
+                        counters: counters,
+                        beforeStopping: {
+                            mutex.unlock()
+                            displaced.deinitialize(count: 1)
+                        })
                     if state.isDisposed {
                         // Dropped: the disposal counted it (`disposeBuffer`).
                         mutex.unlock()
@@ -146,7 +146,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     /// Wakes the producers waiting for room. Called with the mutex held,
     /// after the consumer took values.
     func wakeBlockedProducersLocked() {
-        if state.blockedProducers > 0 { condition.broadcast() }
+        blocked?.wake()
     }
 
     /// Ends the buffer for good: releases the waiting values (after
@@ -164,7 +164,7 @@ package class _BoundaryBuffer<T, E: Sendable>: _BufferDepthSource, @unchecked Se
     func disposeBuffer(droppingWaiting: Bool = false) -> (first: Bool, consumerWasActive: Bool) {
         let (dropped, blocked, first, active) = mutex.withLock { () -> (_FIFO<T>, Int, Bool, Bool) in
             let first = !state.isDisposed
-            let blocked = first ? state.blockedProducers : 0
+            let blocked = first ? self.blocked?.count ?? 0 : 0
             let dropped = state.dispose()
             wakeBlockedProducersLocked()
             return (dropped, blocked, first, state.consumerActive)

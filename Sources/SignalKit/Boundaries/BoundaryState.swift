@@ -92,8 +92,6 @@ struct _BoundaryState<T, E: Sendable> {
     /// it finds nothing left (a consumer that took the terminal event leaves
     /// it set: none is started again).
     var consumerActive = false
-    /// Producers waiting for room (`blocking`).
-    var blockedProducers = 0
     /// The most values that waited at once in this buffer.
     var maximumDepth = 0
 

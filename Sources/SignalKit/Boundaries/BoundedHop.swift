@@ -75,7 +75,9 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// Adaptive: the consumer takes it once per batch, a producer only when
     /// the ring is full, for a terminal event or a disposal.
     private let mutex = _Mutex(adaptive: true)
-    private let condition = _Condition()
+    /// Where `blocking` producers wait (nil for the other policies; its
+    /// count is guarded by `mutex`).
+    private let blocked: _BlockedProducers?
 
     @exclusivity(unchecked) private nonisolated(unsafe) var slots: UnsafeMutablePointer<T>
     /// The ring's size less one (the size is a power of two).
@@ -110,8 +112,6 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// Values counted in `pending` that a disposal or an overflow took out of
     /// the ring: the drain subtracts them (guarded by `mutex`).
     @exclusivity(unchecked) private nonisolated(unsafe) var discounted = 0
-    /// Producers waiting for room (`blocking`; guarded by `mutex`).
-    @exclusivity(unchecked) private nonisolated(unsafe) var blockedProducers = 0
     /// Who empties the ring (guarded by `mutex`): the hop's queue, and the
     /// thread running the drain while it delivers. A blocking producer there
     /// would wait for itself.
@@ -142,6 +142,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         self.executor = executor
         self.counters = counters
         self.policy = policy
+        blocked = policy.overflow == .block ? _BlockedProducers() : nil
         if case .queue(let queue) = executor {
             consumer = _ConsumerMark(queue: queue)
         } else {
@@ -166,7 +167,6 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         }
         slots.deallocate()
         batch.deallocate()
-        condition.destroy()
         mutex.destroy()
     }
 
@@ -268,19 +268,17 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             if before == 0 { startDrain() }
             upstream.dispose()
         case .block:
-            if consumer.isCaller() {
-                mutex.unlock()
-                producing.unlock()
-                withExtendedLifetime(value) {}
-                _blockingSendFromConsumer("the \(executorName) that empties it")
-            }
-            // Other producers may go on while this one waits: they find the
-            // ring full too, and wait beside it.
-            producing.unlock()
-            blockedProducers &+= 1
-            counters.recordBlockedSend()
-            condition.wait(mutex)
-            blockedProducers &-= 1
+            blocked!.wait(
+                on: mutex, callerIsConsumer: consumer.isCaller(), consumer: executorName, boundary: "boundary",
+                counters: counters,
+                beforeStopping: {
+                    mutex.unlock()
+                    producing.unlock()
+                    withExtendedLifetime(value) {}
+                },
+                // Other producers may go on while this one waits: they find
+                // the ring full too, and wait beside it.
+                beforeWaiting: { producing.unlock() })
             let dropped = disposed
             mutex.unlock()
             if dropped {
@@ -527,7 +525,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             head.store(oldest &+ available, ordering: .releasing)
             owed &+= available
             consumer.markThread()
-            if blockedProducers > 0 { condition.broadcast() }
+            blocked?.wake()
             return (.values(count: available), owed)
         }
         consumer.clearThread()
@@ -573,7 +571,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
         let dropped: _FIFO<T>
         // The blocked producers' values are dropped: counted here, before
         // the subscription leaves its counters.
-        var blocked = 0
+        var blockedCount = 0
         if disposed {
             dropped = _FIFO()
         } else {
@@ -581,14 +579,14 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             disposed = true
             terminalBox = nil
             dropped = takeWaitingLocked(oldest: head.load(ordering: .relaxed), end: tail.load(ordering: .relaxed))
-            blocked = blockedProducers
-            if blockedProducers > 0 { condition.broadcast() }
+            blockedCount = self.blocked?.count ?? 0
+            self.blocked?.wake()
         }
         mutex.unlock()
         producing.unlock()
         // Released here, outside the locks: a deinit may send to the signal.
         withExtendedLifetime(dropped) {}
-        counters.recordDrops(blocked)
+        counters.recordDrops(blockedCount)
         counters.detach(ObjectIdentifier(self))
         upstream.dispose()
     }

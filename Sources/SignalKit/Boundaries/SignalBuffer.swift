@@ -222,19 +222,6 @@ public struct SignalBuffer<Failure: Sendable>: Sendable, CustomStringConvertible
     }
 }
 
-/// Stops the process: a value was sent into the full buffer of a
-/// ``SignalBuffer/blocking(beyond:)`` boundary from its own consumer, which
-/// waiting for room would deadlock. Every bounded boundary reports it here,
-/// in the same words; `consumer` names the consumer ("the queue that empties
-/// it"), `boundary` what the user chooses a policy for.
-func _blockingSendFromConsumer(_ consumer: String, boundary: String = "boundary") -> Never {
-    _signalKitMisuse(
-        "SignalBuffer.blocking: a value was sent into a full buffer from \(consumer); waiting for room would "
-            + "deadlock (the consumer cannot take a value while its producer waits). Send from another thread, "
-            + "or choose a dropping or failing policy for this \(boundary)"
-    )
-}
-
 extension SignalBuffer where Failure == NoError {
     /// Not for a signal that cannot fail: `NoError` has no value to fail
     /// with. Retype the signal with `castError` first, then choose
