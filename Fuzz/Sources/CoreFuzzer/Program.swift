@@ -116,6 +116,12 @@ struct Program: CustomStringConvertible {
     /// Deliveries waiting on the virtual-time queue after which the
     /// schedule stops (see `run`).
     static let maximumPendingDeliveries = 1_000
+    /// Events delivered to the subscriptions after which the two-thread
+    /// schedule stops (see `runConcurrently`): a graph that multiplies each
+    /// value (merges of a source with itself, flattens of it) delivers
+    /// millions of events from a few dozen actions, a libFuzzer timeout
+    /// under AddressSanitizer, not a finding.
+    static let maximumConcurrentDeliveries = 20_000
 
     let graph: Node
     let actions: [Action]

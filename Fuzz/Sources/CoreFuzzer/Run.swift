@@ -187,6 +187,7 @@ private func runConcurrently(_ program: Program) -> Finding? {
     // running on the queue may still arrive after the next one started.
     let logs = Mutex<[Log]>([])
     let slots = (0..<Program.slotCount).map { _ in Slot() }
+    let delivered = DeliveryCount()
 
     @Sendable func perform(_ action: Action) {
         switch action {
@@ -195,7 +196,10 @@ private func runConcurrently(_ program: Program) -> Finding? {
                 let log = Log()
                 logs.withLock { $0.append(log) }
                 return signal.start(
-                    next: { log.append(.next($0)) },
+                    next: {
+                        log.append(.next($0))
+                        delivered.add()
+                    },
                     error: { log.append(.error(source: $0.source)) },
                     completed: { log.append(.completed) }
                 )
@@ -225,7 +229,11 @@ private func runConcurrently(_ program: Program) -> Finding? {
             go.wait()
             for action in mine {
                 perform(action)
-                if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions { break }
+                if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions
+                    || delivered.count > Program.maximumConcurrentDeliveries
+                {
+                    break
+                }
             }
             done.leave()
         }
@@ -248,6 +256,13 @@ private func runConcurrently(_ program: Program) -> Finding? {
             details: "\(program)\none subscription's events: \(log.events)")
     }
     return sourceFinding(sources, program)
+}
+
+/// The values delivered to a two-thread schedule's subscriptions so far.
+final class DeliveryCount: Sendable {
+    private let delivered = Atomic<Int>(0)
+    var count: Int { delivered.load(ordering: .relaxed) }
+    func add() { delivered.add(1, ordering: .relaxed) }
 }
 
 /// A subscription slot shared by the two threads: one start or dispose at a
