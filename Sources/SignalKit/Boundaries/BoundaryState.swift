@@ -19,24 +19,6 @@
 // `_BoundaryState` and `_FIFO` (`exchange(with:)`, not `swap`), so
 // the per-value path makes no such lookup.
 
-/// A terminal event waiting behind the values.
-enum _BoundaryTerminal<E> {
-    case completed
-    case failed(E)
-}
-
-extension _BoundaryTerminal: Sendable where E: Sendable {}
-
-/// A terminal event in a box: a reference, so that the state holding it has
-/// a fixed layout whatever `E` is.
-final class _BoundaryTerminalBox<E: Sendable>: Sendable {
-    let event: _BoundaryTerminal<E>
-
-    init(_ event: _BoundaryTerminal<E>) {
-        self.event = event
-    }
-}
-
 /// What a producer's value did to the buffer. Where a value is to be
 /// released (or offered again), it was moved into the caller's `displaced`
 /// slot.

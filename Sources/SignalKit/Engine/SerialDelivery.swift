@@ -82,7 +82,7 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     @exclusivity(unchecked) private var valueContexts = _FIFO<_CapturedContext?>()
     /// The terminal event, once pushed and not yet delivered (behind every
     /// value), and its context.
-    @exclusivity(unchecked) private var terminal: _SerialTerminalBox<E>?
+    @exclusivity(unchecked) private var terminal: _BoundaryTerminalBox<E>?
     @exclusivity(unchecked) private var terminalContext: _CapturedContext?
     @exclusivity(unchecked) private var delivering = false
     @exclusivity(unchecked) private var closed = false
@@ -118,8 +118,8 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
     func push(_ event: _QueuedEvent<T, E>, _ context: _PushContext) -> Bool {
         switch event {
         case .next(let value): pushNext(value, context)
-        case .error(let error): pushTerminal(_SerialTerminalBox(.error(error)), context)
-        case .completed: pushTerminal(_SerialTerminalBox(.completed), context)
+        case .error(let error): pushTerminal(_BoundaryTerminalBox(.failed(error)), context)
+        case .completed: pushTerminal(_BoundaryTerminalBox(.completed), context)
         }
     }
 
@@ -163,7 +163,7 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         return becomeDelivererLocked()
     }
 
-    private func pushTerminal(_ box: _SerialTerminalBox<E>, _ context: _PushContext) -> Bool {
+    private func pushTerminal(_ box: _BoundaryTerminalBox<E>, _ context: _PushContext) -> Bool {
         mutex.lock()
         guard !closed else {
             mutex.unlock()
@@ -210,7 +210,7 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
             mutex.unlock()
             _run(in: context) {
                 switch box.event {
-                case .error(let error): downstream.putError(error)
+                case .failed(let error): downstream.putError(error)
                 case .completed: downstream.putCompletion()
                 }
             }
@@ -228,23 +228,6 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
 
     func putError(_ error: E) { send(.error(error)) }
     func putCompletion() { send(.completed) }
-}
-
-/// The terminal event a `_SerialDelivery` holds, boxed (a reference: the
-/// delivery's layout stays fixed whatever `E` is).
-final class _SerialTerminalBox<E>: @unchecked Sendable {
-    // `@unchecked Sendable`: immutable; made and read under the delivery's
-    // mutex, or by its one deliverer.
-    enum Event {
-        case error(E)
-        case completed
-    }
-
-    let event: Event
-
-    init(_ event: Event) {
-        self.event = event
-    }
 }
 
 /// A `_ForwardSink` feeds one input's events into a `_SerialDelivery`
