@@ -95,9 +95,33 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
 
     /// Stops (SIGSTOP) or continues (SIGCONT) the server: a stopped server
     /// keeps its connections open and answers nothing.
+    ///
+    /// A signal is delivered asynchronously: `pause(true)` returns only once
+    /// every thread of the server is stopped (state `T` in
+    /// `/proc/PID/task/*/stat`), so the server reads nothing after it.
     func pause(_ paused: Bool) {
         guard let process, process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, paused ? SIGSTOP : SIGCONT)
+        let pid = process.processIdentifier
+        Glibc.kill(pid, paused ? SIGSTOP : SIGCONT)
+        guard paused else { return }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, !Self.allThreadsStopped(pid) { usleep(1_000) }
+    }
+
+    /// Whether every thread of `pid` is in the stopped state.
+    private static func allThreadsStopped(_ pid: Int32) -> Bool {
+        let tasks = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else {
+            return false
+        }
+        return threads.allSatisfy { thread in
+            // The state follows the command name, which is in parentheses.
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let state = stat[close...].dropFirst().drop(while: { $0 == " " }).first
+            return state == "T" || state == "t"
+        }
     }
 
     /// Starts the server again on the same port.
