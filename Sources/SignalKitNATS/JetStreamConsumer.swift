@@ -77,8 +77,13 @@ public struct NATSJetStreamMessage: Sendable {
 
     /// Parses a `$JS.ACK` reply subject: 9 tokens
     /// (`$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<tm>.<pending>`)
-    /// or, with a domain and an account hash, 11 or more.
-    init?(_ message: NATSMessage, connection: NATSConnection) {
+    /// or, with a domain and an account hash, 11 or more. `answered` is
+    /// called with the stream sequence when the message is first answered
+    /// (`ack`, `nak`, `term`).
+    init?(
+        _ message: NATSMessage, connection: NATSConnection,
+        answered: (@Sendable (_ streamSequence: UInt64) -> Void)? = nil
+    ) {
         guard let reply = message.replyTo else { return nil }
         let tokens = reply.split(separator: ".", omittingEmptySubsequences: false)
         guard tokens.count >= 9, tokens[0] == "$JS", tokens[1] == "ACK" else { return nil }
@@ -102,14 +107,28 @@ public struct NATSJetStreamMessage: Sendable {
         timestamp = Date(timeIntervalSince1970: Double(nanoseconds) / 1e9)
         replySubject = reply
         self.connection = connection
-        acknowledged = _AckFlag()
+        if let answered {
+            acknowledged = _AckFlag { @Sendable in answered(streamSequence) }
+        } else {
+            acknowledged = _AckFlag()
+        }
     }
 }
 
-/// Whether a message was acknowledged (for `.automatic`).
+/// Whether a message was answered (for `.automatic`, and its
+/// subscription's ``NATSStatistics/pendingAcknowledgements``).
 final class _AckFlag: Sendable {
     private let value = Atomic(false)
-    func set() { value.store(true, ordering: .relaxed) }
+    /// Called once, by the first `set()`.
+    private let answered: (@Sendable () -> Void)?
+
+    init(_ answered: (@Sendable () -> Void)? = nil) { self.answered = answered }
+
+    func set() {
+        // Relaxed: the flag orders nothing; `answered` takes its own lock.
+        if !value.exchange(true, ordering: .relaxed) { answered?() }
+    }
+
     var isSet: Bool { value.load(ordering: .relaxed) }
 }
 
@@ -270,6 +289,10 @@ final class _Puller: Disposable, Sendable {
         var lastStreamSequence: UInt64 = 0
         var expectedConsumerSequence: UInt64 = 1
         var resetting = false
+        /// Not ordered: the stream sequences delivered to the subscriber
+        /// and not answered yet (what it adds to the connection's
+        /// ``NATSStatistics/pendingAcknowledgements``).
+        var unanswered: Set<UInt64> = []
     }
 
     let jetStream: NATSJetStream
@@ -428,7 +451,14 @@ final class _Puller: Disposable, Sendable {
             pullEnded(message.subject, status: status, description: message.headers.statusDescription ?? "")
             return
         }
-        guard let delivered = NATSJetStreamMessage(message, connection: connection) else { return }
+        var answered: (@Sendable (UInt64) -> Void)?
+        if ordered == nil {
+            answered = { @Sendable [weak self] sequence in
+                guard let self else { return }
+                self.answered(sequence)
+            }
+        }
+        guard let delivered = NATSJetStreamMessage(message, connection: connection, answered: answered) else { return }
         enum Outcome { case queued, handBack, skip, gap }
         let outcome = state.withLock { state -> Outcome in
             if !state.pulls.isEmpty {
@@ -537,6 +567,7 @@ final class _Puller: Disposable, Sendable {
                     state.delivering = false
                     return nil
                 }
+                if ordered == nil { track(first, &state) }
                 return first
             }) {
                 _withPublisherContext(message.headers) {
@@ -551,6 +582,23 @@ final class _Puller: Disposable, Sendable {
                 pull()
             }
         }
+    }
+
+    /// Counts a message about to be delivered: a redelivery, and awaiting
+    /// its answer.
+    private func track(_ message: NATSJetStreamMessage, _ state: inout State) {
+        let counts = connection.jetStreamCounts
+        if message.deliveryCount > 1 { counts.redeliveries.add(1, ordering: .relaxed) }
+        if !message.acknowledged.isSet, state.unanswered.insert(message.streamSequence).inserted {
+            counts.pendingAcknowledgements.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// A delivery of stream message `sequence` was answered (a message
+    /// handed back unseen answers an earlier delivery of it too).
+    private func answered(_ sequence: UInt64) {
+        let removed = state.withLock { $0.unanswered.remove(sequence) != nil }
+        if removed { connection.jetStreamCounts.pendingAcknowledgements.subtract(1, ordering: .relaxed) }
     }
 
     private func fail(_ error: NATSError) {
@@ -578,18 +626,20 @@ final class _Puller: Disposable, Sendable {
 
     /// Unsubscribes and hands back what was not delivered.
     private func stop() {
-        let (handles, task, left, consumer) = state.withLock { state in
+        let (handles, task, left, consumer, unanswered) = state.withLock { state in
             defer {
                 state.handles = []
                 state.task = nil
                 state.queued = []
                 state.pulls = []
+                state.unanswered = []
             }
             return (
                 state.handles, state.task, state.delivering ? Array(state.queued.dropFirst()) : state.queued,
-                state.consumer
+                state.consumer, state.unanswered.count
             )
         }
+        connection.jetStreamCounts.pendingAcknowledgements.subtract(unanswered, ordering: .relaxed)
         task?.cancel()
         for handle in handles { handle.dispose() }
         if ordered == nil {

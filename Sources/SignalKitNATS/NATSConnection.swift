@@ -95,6 +95,9 @@ public final class NATSConnection: Sendable {
     let options: NATSOptions
     let inboxPrefix: String
     let deliveryQueue = Queue(name: "SignalKitNATS.delivery")
+    /// What the connection's JetStream consumers count (outside `shared`:
+    /// they count on their own queues).
+    let jetStreamCounts = _JetStreamCounts()
     private let shared: Mutex<_State>
     private let stateValue = ValuePromise<NATSConnectionState>(.connecting, ignoreRepeated: true)
     private let errorPipe = ValuePipe<NATSError>()
@@ -134,14 +137,17 @@ public final class NATSConnection: Sendable {
 
     /// What the connection has counted since it was made: messages and
     /// payload bytes in and out, reconnections, publishes waiting and
-    /// dropped, live subscriptions (``reportMetrics(every:on:factory:)``
-    /// exports them).
+    /// dropped, live subscriptions, its JetStream consumers' redeliveries
+    /// and messages awaiting an acknowledgement
+    /// (``reportMetrics(every:on:factory:)`` exports them).
     public var statistics: NATSStatistics {
         shared.withLock { state in
             var statistics = state.statistics
             statistics.droppedPublishes = state.droppedPublishes
             statistics.pendingPublishes = state.pending.count { $0.isPublish }
             statistics.subscriptions = state.targets.count
+            statistics.redeliveries = jetStreamCounts.redeliveries.load(ordering: .relaxed)
+            statistics.pendingAcknowledgements = jetStreamCounts.pendingAcknowledgements.load(ordering: .relaxed)
             return statistics
         }
     }

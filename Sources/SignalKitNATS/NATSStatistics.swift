@@ -29,6 +29,18 @@ public struct NATSStatistics: Sendable, Hashable {
     public var pendingPublishes = 0
     /// Subscriptions live on the server now (subjects and the inbox).
     public var subscriptions = 0
+    /// Messages the connection's JetStream consumers delivered again
+    /// (``NATSJetStreamMessage/deliveryCount`` above 1) to a subscriber.
+    public var redeliveries = 0
+    /// Stream messages delivered to the subscribers of the connection's
+    /// JetStream consumers and not answered yet (`ack`, `nak`, `term`; an
+    /// automatic acknowledgement answers after `next` returns). A message
+    /// delivered again counts once; a disposed subscription's unanswered
+    /// messages stop counting (the server delivers them again after their
+    /// ack wait). Ordered reads
+    /// (``NATSJetStream/replayThenFollow(stream:subject:from:buffer:pullExpiry:)``)
+    /// take no acknowledgements and count in neither.
+    public var pendingAcknowledgements = 0
 
     public init() {}
 }
@@ -39,11 +51,13 @@ extension NATSConnection {
     /// dimension `("connection", name)` (``NATSOptions/name``, or `"nats"`):
     /// * counters `signalkit_nats_messages_in_total`,
     ///   `signalkit_nats_bytes_in_total`, `signalkit_nats_messages_out_total`,
-    ///   `signalkit_nats_bytes_out_total`, `signalkit_nats_reconnects_total`
-    ///   and `signalkit_nats_dropped_publishes_total` (each record adds what
-    ///   was counted since the previous one);
-    /// * gauges `signalkit_nats_pending_publishes` and
-    ///   `signalkit_nats_subscriptions`.
+    ///   `signalkit_nats_bytes_out_total`, `signalkit_nats_reconnects_total`,
+    ///   `signalkit_nats_dropped_publishes_total` and
+    ///   `signalkit_nats_redeliveries_total` (each record adds what was
+    ///   counted since the previous one);
+    /// * gauges `signalkit_nats_pending_publishes`,
+    ///   `signalkit_nats_subscriptions` and
+    ///   `signalkit_nats_pending_acknowledgements`.
     ///
     /// With no metrics backend bootstrapped (`MetricsSystem.bootstrap`) the
     /// records go nowhere.
@@ -72,8 +86,10 @@ final class _NATSMetrics: Sendable {
     private let bytesOut: Counter
     private let reconnects: Counter
     private let droppedPublishes: Counter
+    private let redeliveries: Counter
     private let pendingPublishes: Gauge
     private let subscriptions: Gauge
+    private let pendingAcknowledgements: Gauge
     private let recorded = Mutex(NATSStatistics())
 
     init(connection: NATSConnection, factory: any MetricsFactory) {
@@ -88,8 +104,13 @@ final class _NATSMetrics: Sendable {
         bytesOut = counter("signalkit_nats_bytes_out_total")
         reconnects = counter("signalkit_nats_reconnects_total")
         droppedPublishes = counter("signalkit_nats_dropped_publishes_total")
-        pendingPublishes = Gauge(label: "signalkit_nats_pending_publishes", dimensions: dimensions, factory: factory)
-        subscriptions = Gauge(label: "signalkit_nats_subscriptions", dimensions: dimensions, factory: factory)
+        redeliveries = counter("signalkit_nats_redeliveries_total")
+        func gauge(_ label: String) -> Gauge {
+            Gauge(label: label, dimensions: dimensions, factory: factory)
+        }
+        pendingPublishes = gauge("signalkit_nats_pending_publishes")
+        subscriptions = gauge("signalkit_nats_subscriptions")
+        pendingAcknowledgements = gauge("signalkit_nats_pending_acknowledgements")
     }
 
     func record() {
@@ -106,8 +127,19 @@ final class _NATSMetrics: Sendable {
         bytesOut.increment(by: Int64(now.bytesOut - before.bytesOut))
         reconnects.increment(by: Int64(now.reconnects - before.reconnects))
         droppedPublishes.increment(by: Int64(now.droppedPublishes - before.droppedPublishes))
+        redeliveries.increment(by: Int64(now.redeliveries - before.redeliveries))
         pendingPublishes.record(now.pendingPublishes)
         subscriptions.record(now.subscriptions)
+        pendingAcknowledgements.record(now.pendingAcknowledgements)
     }
+}
+
+/// The counts of a connection's JetStream consumers, kept by their
+/// subscriptions (``NATSStatistics/redeliveries``,
+/// ``NATSStatistics/pendingAcknowledgements``). Relaxed atomics: each is a
+/// count read on its own, ordered with nothing else.
+final class _JetStreamCounts: Sendable {
+    let redeliveries = Atomic(0)
+    let pendingAcknowledgements = Atomic(0)
 }
 #endif

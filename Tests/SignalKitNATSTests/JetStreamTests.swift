@@ -4,8 +4,10 @@
 import Foundation
 import InMemoryTracing
 import Instrumentation
+import MetricsTestKit
 import SignalKit
 import SignalKitNATS
+import SignalKitTesting
 import Synchronization
 import Testing
 import Tracing
@@ -249,6 +251,47 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         #expect(all.map(\.0) == [1, 2])
         let gap = all[1].1 - all[0].1
         #expect(gap >= .milliseconds(450) && gap < .seconds(3), "\(gap)")
+    }
+
+    @Test func redeliveriesAndUnansweredMessagesAreCountedAndExported() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.close() }
+        let js = fixture.js
+        let nats = fixture.nats
+        let metrics = TestMetrics()
+        let clock = VirtualTimeScheduler()
+        let reporting = nats.reportMetrics(every: .seconds(10), on: clock.makeQueue(), factory: metrics)
+        defer { reporting.dispose() }
+        try await js.createOrUpdateConsumer(
+            stream: "S", NATSConsumerConfig(durableName: "C", ackWait: .milliseconds(500), maxDeliver: 5))
+        try await fixture.publish(3)
+        // 1 is acknowledged at once; 2 on its redelivery; 3 never.
+        let log = Recorder<String>()
+        let handle = js.consume(stream: "S", consumer: "C").start(next: { message in
+            log.append("\(message.streamSequence)#\(message.deliveryCount)")
+            if message.streamSequence == 1 || (message.streamSequence == 2 && message.deliveryCount == 2) {
+                try? message.ack()
+            }
+        })
+        #expect(await eventually { log.count == 3 })
+        #expect(nats.statistics.pendingAcknowledgements == 2)
+        #expect(nats.statistics.redeliveries == 0)
+        // Past the ack wait, 2 and 3 come again: 3 still counts once.
+        #expect(await eventually { log.all.contains("2#2") && log.all.contains("3#2") })
+        #expect(await eventually { nats.statistics.pendingAcknowledgements == 1 })
+        #expect(nats.statistics.redeliveries >= 2)
+        clock.advance(by: 10)
+        let dimensions = [("connection", "nats")]
+        #expect(metrics.counterTotal(label: "signalkit_nats_redeliveries_total", dimensions: dimensions) >= 2)
+        #expect(try metrics.expectGauge("signalkit_nats_pending_acknowledgements", dimensions).lastValue == 1)
+        // A disposed subscription's unanswered messages stop counting; an
+        // answer after it changes nothing.
+        handle.dispose()
+        #expect(nats.statistics.pendingAcknowledgements == 0)
+        let redeliveries = nats.statistics.redeliveries
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(nats.statistics.redeliveries == redeliveries)
+        #expect(nats.statistics.pendingAcknowledgements == 0)
     }
 
     @Test func automaticAcknowledgementAcksAfterTheCallback() async throws {
