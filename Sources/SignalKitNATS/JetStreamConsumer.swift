@@ -428,6 +428,9 @@ final class _Puller: Disposable, Sendable {
     }
 
     /// The connection is back after a loss: the pulls sent before are gone.
+    /// An ordered read makes a new consumer at once: its old one lives in
+    /// the server's memory, gone with a restarted server, and a pull to a
+    /// consumer that is gone is answered by nothing but its expiry.
     private func connectionChanged(_ value: NATSConnectionState) {
         switch value {
         case .connected:
@@ -437,7 +440,12 @@ final class _Puller: Disposable, Sendable {
                 state.pulls = []
                 return true
             }
-            if resume { pull() }
+            guard resume else { return }
+            if ordered != nil {
+                reset()
+            } else {
+                pull()
+            }
         case .reconnecting, .connecting:
             state.withLock { $0.sawDisconnect = true }
         case .closed(let error):

@@ -82,7 +82,9 @@ final class Flag: Sendable {
         #expect(Set(second.all).count == second.count, "the restarted worker acks: no second delivery to it")
     }
 
-    @Test func aConsumerPullsAgainAfterTheConnectionIsBack() async throws {
+    /// A durable consumer ("reader") and an ephemeral one (nil).
+    @Test(arguments: ["reader", nil] as [String?])
+    func aConsumerPullsAgainAfterTheConnectionIsBack(_ consumer: String?) async throws {
         let server = try NATSTestServer(jetStream: true)
         defer { server.stop() }
         let nats = try await NATSConnection.connected(to: server) {
@@ -92,9 +94,11 @@ final class Flag: Sendable {
         let js = nats.jetStream()
         try await js.createOrUpdateStream(NATSStreamConfig(name: "FEED", subjects: ["feed"], storage: .file))
         let received = Recorder<Int>()
-        let handle = js.consume(stream: "FEED", consumer: "reader", acknowledgement: .automatic).start(next: {
-            received.append(Int($0.text)!)
-        })
+        // A pull's expiry longer than the waits below: pulling again must
+        // not wait for a lost pull to expire.
+        let consume = js.consume(
+            stream: "FEED", consumer: consumer, acknowledgement: .automatic, pullExpiry: .seconds(30))
+        let handle = consume.start(next: { received.append(Int($0.text)!) })
         defer { handle.dispose() }
         for index in 1...10 { try await js.publish(to: "feed", payload: Array(String(index).utf8)) }
         #expect(await eventually { received.count == 10 })
@@ -112,11 +116,72 @@ final class Flag: Sendable {
         // are lost with it: those messages come again (at least once).
         let values = received.all
         print(
-            "JetStream server killed (SIGKILL) and restarted after 200 ms under a consumer: pulling again,"
+            "JetStream server killed (SIGKILL) and restarted after 200 ms under a consumer"
+                + " (\(consumer ?? "ephemeral")): pulling again,"
                 + " all 20 messages consumed \(resumed) after the kill, \(values.count - 20) delivered again"
         )
         #expect(Set(values) == Set(1...20))
         #expect(Array(values.drop { $0 <= 10 }.filter { $0 > 10 }) == Array(11...20), "in order after the restart")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func replayThenFollowRecoversALostConsumerAndAKilledServerWithNoGapAndNoDuplicate() async throws {
+        let server = try NATSTestServer(jetStream: true)
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server) {
+            $0.reconnect = NATSReconnectPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(100))
+        }
+        defer { nats.close() }
+        let js = nats.jetStream()
+        try await js.createOrUpdateStream(NATSStreamConfig(name: "LOG", subjects: ["log.>"], storage: .file))
+        func publish(_ range: ClosedRange<Int>) async throws {
+            for index in range { try await js.publish(to: "log.a", payload: Array(String(index).utf8)) }
+        }
+        try await publish(1...100)
+        let received = Recorder<Int>()
+        let consumers = Recorder<String>()
+        // A small buffer: the reads are many pulls. A pull's expiry longer
+        // than the waits below: recovering must not wait for a lost pull to
+        // expire.
+        let follow = js.replayThenFollow(
+            stream: "LOG", subject: "log.a", buffer: .blocking(beyond: 16), pullExpiry: .seconds(30))
+        let handle = follow.start(next: { message in
+            received.append(Int(message.text)!)
+            consumers.append(message.consumer)
+        })
+        defer { handle.dispose() }
+        #expect(await eventually { received.count == 100 })
+
+        // 1. Its consumer is lost (deleted here; a server drops an idle
+        // one after its inactive threshold): it makes another, from after
+        // the last message delivered.
+        let clock = ContinuousClock()
+        let lost = consumers.all.last!
+        try await js.deleteConsumer(stream: "LOG", consumer: lost)
+        let deleted = clock.now
+        try await publish(101...200)
+        #expect(await eventually(timeout: .seconds(10)) { received.count >= 200 })
+        let afterDelete = clock.now - deleted
+        #expect(!consumers.all.suffix(50).contains(lost))
+
+        // 2. The server is killed (SIGKILL) and restarted: the stream is on
+        // file, the ordered consumer is made again where the reading was.
+        server.kill()
+        let killed = clock.now
+        try await Task.sleep(for: .milliseconds(200))
+        try server.restart()
+        try await publish(201...300)
+        let published = clock.now - killed
+        #expect(await eventually(timeout: .seconds(10)) { received.count >= 300 })
+        let afterKill = clock.now - killed
+        try await Task.sleep(for: .milliseconds(200))
+        print(
+            "replayThenFollow: consumer deleted, all 200 delivered \(afterDelete) after it (100 published meanwhile);"
+                + " server killed (SIGKILL) and restarted after 200 ms, the next 100 acknowledged \(published) and all 300 delivered \(afterKill) after the kill;"
+                + " \(Set(consumers.all).count) consumers made"
+        )
+        #expect(received.all == Array(1...300), "every message once, in order")
+        #expect(Set(consumers.all).count >= 3)
     }
 
     @Test(.timeLimit(.minutes(1)))
