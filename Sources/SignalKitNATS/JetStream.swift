@@ -2,7 +2,7 @@
 
 #if NATS
 public import Foundation
-internal import SignalKit
+public import SignalKit
 import Synchronization
 
 // JetStream over the client protocol: its API is request/reply on
@@ -126,10 +126,21 @@ public enum NATSDeliverPolicy: Sendable, Equatable {
         case .sequence(let sequence):
             return ["deliver_policy": "by_start_sequence", "opt_start_seq": Int(max(sequence, 1))]
         case .time(let date):
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return ["deliver_policy": "by_start_time", "opt_start_time": formatter.string(from: date)]
+            return ["deliver_policy": "by_start_time", "opt_start_time": Self.rfc3339(date)]
         }
+    }
+
+    /// `date` in RFC 3339, UTC, with nanoseconds truncated, never later
+    /// than `date`: a fraction rounded to milliseconds could start after a
+    /// message stored in the half millisecond after `date`.
+    static func rfc3339(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        let seconds = interval.rounded(.down)
+        let nanoseconds = min(Int((interval - seconds) * 1e9), 999_999_999)
+        // "yyyy-MM-ddTHH:mm:ssZ" (ISO8601DateFormatter's default: UTC).
+        let whole = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        let digits = String(nanoseconds)
+        return whole.dropLast() + "." + String(repeating: "0", count: 9 - digits.count) + digits + "Z"
     }
 }
 
@@ -261,15 +272,20 @@ public struct NATSJetStream: Sendable {
     public let timeout: Duration
     let publishes: _PendingPublishes
 
-    init(connection: NATSConnection, apiPrefix: String, timeout: Duration, maximumPendingPublishes: Int) {
+    init(connection: NATSConnection, apiPrefix: String, timeout: Duration, pendingPublishes: SignalBuffer<NATSError>) {
         self.connection = connection
         self.apiPrefix = apiPrefix
         self.timeout = timeout
-        publishes = _PendingPublishes(limit: max(1, maximumPendingPublishes))
+        publishes = _PendingPublishes(pendingPublishes)
     }
 
-    /// Publishes waiting for their acknowledgement now.
-    public var pendingPublishes: Int { publishes.count.load(ordering: .relaxed) }
+    /// Publishes waiting for their acknowledgement now (not those waiting
+    /// for room under a `blocking` policy).
+    public var pendingPublishes: Int { publishes.counts.pending }
+
+    /// Publishes given up by a dropping policy (see
+    /// ``NATSConnection/jetStream(domain:prefix:timeout:pendingPublishes:)``).
+    public var droppedPublishes: Int { publishes.counts.dropped }
 
     // MARK: - Streams
 
@@ -351,9 +367,15 @@ public struct NATSJetStream: Sendable {
     /// The sender's trace context goes in the headers, as with
     /// ``NATSConnection/publish(_:payload:headers:replyTo:)``.
     ///
-    /// - Throws: ``NATSError/tooManyPendingPublishes(limit:)`` when the
-    ///   jet stream's publishes waiting for their acknowledgement are at its
-    ///   limit (`maximumPendingPublishes`), at once;
+    /// - Throws: when the jet stream's publishes waiting for their
+    ///   acknowledgement are at the limit of its `pendingPublishes` policy,
+    ///   what the policy says: its error (`failing`), or
+    ///   ``NATSError/tooManyPendingPublishes(limit:)`` (`droppingNewest`),
+    ///   at once; ``NATSError/publishDropped(messageID:)`` when a
+    ///   `droppingOldest` policy gave this publish up for a newer one;
+    ///   ``NATSError/publishNotAcknowledged(messageID:attempts:)`` with 0
+    ///   attempts when its task is cancelled while it waits for room
+    ///   (`blocking`);
     ///   ``NATSError/publishNotAcknowledged(messageID:attempts:)`` at the
     ///   deadline; ``NATSError/jetStream(_:)`` with the stream's refusal (a
     ///   wrong expected sequence, a full stream); a publish error.
@@ -367,9 +389,9 @@ public struct NATSJetStream: Sendable {
         deadline: Duration = .seconds(30)
     ) async throws(NATSError) -> NATSPublishAck {
         guard _isValidSubject(subject, wildcards: false) else { throw .invalidSubject(subject) }
-        guard publishes.enter() else { throw .tooManyPendingPublishes(limit: publishes.limit) }
-        defer { publishes.leave() }
         let id = messageID ?? Self.randomID()
+        let place = try await publishes.enter(id)
+        defer { publishes.leave(place) }
         var headers = headers
         headers["Nats-Msg-Id"] = id
         let clock = ContinuousClock()
@@ -378,6 +400,7 @@ public struct NATSJetStream: Sendable {
         let backoff = SignalBackoff(initialDelay: .milliseconds(25), maximumDelay: .seconds(1))
         while true {
             attempts += 1
+            if publishes.wasDropped(place) { throw .publishDropped(messageID: id) }
             do {
                 let left = end - clock.now
                 let reply = try await _awaitFirst(
@@ -385,6 +408,7 @@ public struct NATSJetStream: Sendable {
                         subject, payload: payload, headers: headers,
                         timeout: max(min(attemptTimeout, left), .milliseconds(1))))
                 let ack = try Self.decode(_PublishAckJSON.self, reply)
+                // Acknowledged, even if given up meanwhile: it is stored.
                 return NATSPublishAck(
                     stream: ack.stream, sequence: ack.seq, duplicate: ack.duplicate ?? false, messageID: id,
                     attempts: attempts)
@@ -399,6 +423,7 @@ public struct NATSJetStream: Sendable {
                 }
             }
             let wait = backoff.jitteredDelay(afterFailures: attempts)
+            if publishes.wasDropped(place) { throw .publishDropped(messageID: id) }
             if Task.isCancelled || clock.now + wait >= end {
                 throw .publishNotAcknowledged(messageID: id, attempts: attempts)
             }
@@ -497,41 +522,153 @@ extension NATSConnection {
     ///   - prefix: the API's subject prefix, for an account that imports
     ///     it under another name (wins over `domain`).
     ///   - timeout: how long an API call waits.
-    ///   - maximumPendingPublishes: how many stream publishes may wait for
-    ///     their acknowledgement at once; one more fails at once with
-    ///     ``NATSError/tooManyPendingPublishes(limit:)``.
+    ///   - pendingPublishes: how many stream publishes may wait for their
+    ///     acknowledgement at once (an election can hold them for seconds),
+    ///     and what one more does:
+    ///     * `failing(beyond:with:)` (the default, 1,024): it throws the
+    ///       policy's error at once;
+    ///     * `blocking(beyond:)`: it waits (suspended, not blocking a thread)
+    ///       until one of them is acknowledged or fails, first come first
+    ///       served;
+    ///     * `droppingNewest(beyond:)`: it throws
+    ///       ``NATSError/tooManyPendingPublishes(limit:)`` at once, counted
+    ///       in ``NATSJetStream/droppedPublishes``;
+    ///     * `droppingOldest(beyond:)` and `latest`: the oldest waiting
+    ///       publish is given up, counted, and it throws
+    ///       ``NATSError/publishDropped(messageID:)`` when its attempt under
+    ///       way ends (unless that attempt is acknowledged: the message is
+    ///       stored); the new one takes its place at once;
+    ///     * `unbounded`: no limit.
     public func jetStream(
         domain: String? = nil,
         prefix: String? = nil,
         timeout: Duration = .seconds(5),
-        maximumPendingPublishes: Int = 1_024
+        pendingPublishes: SignalBuffer<NATSError> = .failing(
+            beyond: 1_024, with: .tooManyPendingPublishes(limit: 1_024))
     ) -> NATSJetStream {
         let apiPrefix = prefix ?? domain.map { "$JS.\($0).API" } ?? "$JS.API"
         return NATSJetStream(
-            connection: self, apiPrefix: apiPrefix, timeout: timeout, maximumPendingPublishes: maximumPendingPublishes)
+            connection: self, apiPrefix: apiPrefix, timeout: timeout, pendingPublishes: pendingPublishes)
     }
 }
 
-/// The count of a jet stream's publishes waiting for their acknowledgement.
+/// A jet stream's publishes waiting for their acknowledgement, bounded by
+/// its `pendingPublishes` policy: the places taken, the publishes waiting
+/// for one (`blocking`), those given up (`droppingOldest`).
 final class _PendingPublishes: Sendable {
-    let limit: Int
-    let count = Atomic(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Takes a place; false when all `limit` are taken.
-    func enter() -> Bool {
-        var current = count.load(ordering: .relaxed)
-        while current < limit {
-            let (exchanged, original) = count.compareExchange(
-                expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-            if exchanged { return true }
-            current = original
-        }
-        return false
+    /// A publish's place, from `enter`.
+    struct Place: Hashable, Sendable {
+        let number: UInt64
     }
 
-    func leave() { count.subtract(1, ordering: .relaxed) }
+    private struct State {
+        var nextNumber: UInt64 = 0
+        /// The places taken, oldest first (numbers grow).
+        var taken: [UInt64] = []
+        var dropped: Set<UInt64> = []
+        var droppedCount = 0
+        /// Publishes waiting for a place (`blocking`), first come first
+        /// served.
+        var waiting: [(number: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    }
+
+    private let policy: SignalBuffer<NATSError>
+    private let limit: Int
+    private let state = Mutex(State())
+
+    init(_ policy: SignalBuffer<NATSError>) {
+        self.policy = policy
+        limit = max(1, policy.limit ?? .max)
+    }
+
+    var counts: (pending: Int, dropped: Int) {
+        state.withLock { ($0.taken.count, $0.droppedCount) }
+    }
+
+    /// Takes a place for publish `id`, as the policy says when all are
+    /// taken.
+    func enter(_ id: String) async throws(NATSError) -> Place {
+        enum Entry {
+            case entered(UInt64)
+            case refused(NATSError)
+            case wait(UInt64)
+        }
+        let entry = state.withLock { state -> Entry in
+            state.nextNumber += 1
+            let number = state.nextNumber
+            if state.taken.count < limit {
+                state.taken.append(number)
+                return .entered(number)
+            }
+            switch policy.overflow {
+            case .never:
+                state.taken.append(number)
+                return .entered(number)
+            case .fail:
+                return .refused(policy.errorOnOverflow ?? .tooManyPendingPublishes(limit: limit))
+            case .dropNewest:
+                state.droppedCount += 1
+                return .refused(.tooManyPendingPublishes(limit: limit))
+            case .dropOldest:
+                let oldest = state.taken.removeFirst()
+                state.dropped.insert(oldest)
+                state.droppedCount += 1
+                state.taken.append(number)
+                return .entered(number)
+            case .block:
+                return .wait(number)
+            }
+        }
+        switch entry {
+        case .entered(let number):
+            return Place(number: number)
+        case .refused(let error):
+            throw error
+        case .wait(let number):
+            let admitted = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    let resumeNow = state.withLock { state -> Bool? in
+                        // A place freed meanwhile, or cancelled before waiting.
+                        if Task.isCancelled { return false }
+                        if state.taken.count < limit {
+                            state.taken.append(number)
+                            return true
+                        }
+                        state.waiting.append((number, continuation))
+                        return nil
+                    }
+                    if let resumeNow { continuation.resume(returning: resumeNow) }
+                }
+            } onCancel: {
+                let cancelled = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                    guard let index = state.waiting.firstIndex(where: { $0.number == number }) else { return nil }
+                    return state.waiting.remove(at: index).continuation
+                }
+                cancelled?.resume(returning: false)
+            }
+            guard admitted else { throw .publishNotAcknowledged(messageID: id, attempts: 0) }
+            return Place(number: number)
+        }
+    }
+
+    /// Whether a `droppingOldest` policy gave `place` up.
+    func wasDropped(_ place: Place) -> Bool {
+        state.withLock { $0.dropped.contains(place.number) }
+    }
+
+    /// Gives `place` back; the first publish waiting for one takes it.
+    func leave(_ place: Place) {
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.dropped.remove(place.number) == nil, let index = state.taken.firstIndex(of: place.number) {
+                state.taken.remove(at: index)
+            }
+            guard state.taken.count < limit, !state.waiting.isEmpty else { return nil }
+            let first = state.waiting.removeFirst()
+            state.taken.append(first.number)
+            return first.continuation
+        }
+        next?.resume(returning: true)
+    }
 }
 
 /// The first value of a single-value signal (a request), awaited.

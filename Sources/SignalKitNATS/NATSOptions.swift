@@ -150,6 +150,10 @@ public enum NATSError: Error, Sendable, Equatable {
     /// A stream publish while `limit` publishes already wait for their
     /// acknowledgement.
     case tooManyPendingPublishes(limit: Int)
+    /// A stream publish given up for a newer one by a `droppingOldest`
+    /// `pendingPublishes` policy, before it was acknowledged (it may have
+    /// been stored).
+    case publishDropped(messageID: String)
 }
 
 /// The state of a connection, as ``NATSConnection/state`` sends it.

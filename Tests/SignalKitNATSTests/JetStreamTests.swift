@@ -135,23 +135,114 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         }
     }
 
-    @Test func pendingPublishesAreBounded() async throws {
+    /// Two publishes that wait (nothing answers "nowhere") until their
+    /// 1 s deadline, on `js`.
+    static func twoWaiting(on js: NATSJetStream) -> [Task<NATSPublishAck, any Error>] {
+        (0..<2).map { index in
+            Task {
+                try await js.publish(
+                    to: "nowhere", payload: [], messageID: "waiting \(index)", attemptTimeout: .milliseconds(300),
+                    deadline: .seconds(1))
+            }
+        }
+    }
+
+    @Test func pendingPublishesFailOrAreDroppedByTheirPolicy() async throws {
         let fixture = try await Fixture()
         defer { fixture.close() }
-        let js = fixture.nats.jetStream(maximumPendingPublishes: 2)
-        // Two publishes wait (nothing answers "nowhere"); a third fails at once.
+        // failing: the third fails at once with the policy's error.
+        let failing = fixture.nats.jetStream(pendingPublishes: .failing(beyond: 2, with: .invalidSubject("full")))
+        var waiting = Self.twoWaiting(on: failing)
+        #expect(await eventually { failing.pendingPublishes == 2 })
+        await #expect(throws: NATSError.invalidSubject("full")) { try await failing.publish(to: "s.a", payload: []) }
+        for task in waiting { _ = await task.result }
+        #expect(failing.pendingPublishes == 0)
+        #expect(try await failing.publish(to: "s.a", payload: []).sequence == 1)
+
+        // droppingNewest: the third is refused, and counted.
+        let newest = fixture.nats.jetStream(pendingPublishes: .droppingNewest(beyond: 2))
+        waiting = Self.twoWaiting(on: newest)
+        #expect(await eventually { newest.pendingPublishes == 2 })
+        await #expect(throws: NATSError.tooManyPendingPublishes(limit: 2)) {
+            try await newest.publish(to: "s.a", payload: [])
+        }
+        #expect(newest.droppedPublishes == 1)
+        for task in waiting { _ = await task.result }
+
+        // droppingOldest: the third takes the oldest one's place at once;
+        // the oldest gives up.
+        let oldest = fixture.nats.jetStream(pendingPublishes: .droppingOldest(beyond: 2))
+        let first = Task {
+            try await oldest.publish(
+                to: "nowhere", payload: [], messageID: "first", attemptTimeout: .milliseconds(300),
+                deadline: .seconds(5))
+        }
+        #expect(await eventually { oldest.pendingPublishes == 1 })
+        let second = Task {
+            try await oldest.publish(
+                to: "nowhere", payload: [], messageID: "second", attemptTimeout: .milliseconds(300),
+                deadline: .seconds(1))
+        }
+        #expect(await eventually { oldest.pendingPublishes == 2 })
+        #expect(try await oldest.publish(to: "s.a", payload: []).sequence == 2)
+        #expect(oldest.droppedPublishes == 1)
+        await #expect(throws: NATSError.publishDropped(messageID: "first")) { try await first.value }
+        // The second one kept its place until its deadline.
+        let secondResult = await second.result
+        guard case .failure(NATSError.publishNotAcknowledged(messageID: "second", _)) = secondResult else {
+            Issue.record("\(secondResult)")
+            return
+        }
+        #expect(oldest.pendingPublishes == 0)
+    }
+
+    @Test func aBlockingPolicyMakesAPublishWaitForRoom() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.close() }
+        let js = fixture.nats.jetStream(pendingPublishes: .blocking(beyond: 2))
+        // Two publishes wait for an acknowledgement that never comes, until
+        // they are cancelled.
         let waiting = (0..<2).map { _ in
             Task {
-                try await js.publish(to: "nowhere", payload: [], attemptTimeout: .milliseconds(300), deadline: .seconds(1))
+                try await js.publish(
+                    to: "nowhere", payload: [], attemptTimeout: .milliseconds(300), deadline: .seconds(30))
             }
         }
         #expect(await eventually { js.pendingPublishes == 2 })
-        await #expect(throws: NATSError.tooManyPendingPublishes(limit: 2)) {
-            try await js.publish(to: "s.a", payload: [])
+        // A third waits for room; a fourth, cancelled while it waits, gives up.
+        let done = Recorder<UInt64>()
+        let third = Task {
+            let ack = try await js.publish(to: "s.a", payload: Array("third".utf8))
+            done.append(ack.sequence)
         }
+        let fourth = Task { try await js.publish(to: "s.a", payload: Array("fourth".utf8), messageID: "fourth") }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(done.count == 0)
+        #expect(js.pendingPublishes == 2)
+        fourth.cancel()
+        await #expect(throws: NATSError.publishNotAcknowledged(messageID: "fourth", attempts: 0)) {
+            try await fourth.value
+        }
+        // One of the two gives up: the third takes its place and is stored.
+        waiting[0].cancel()
+        try await third.value
+        #expect(done.all == [1])
+        waiting[1].cancel()
         for task in waiting { _ = await task.result }
         #expect(js.pendingPublishes == 0)
-        #expect(try await js.publish(to: "s.a", payload: []).sequence == 1)
+        #expect(js.droppedPublishes == 0)
+    }
+
+    @Test func anUnboundedPolicyLetsEveryPublishWait() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.close() }
+        let js = fixture.nats.jetStream(pendingPublishes: .unbounded)
+        let waiting = (0..<50).map { _ in
+            Task { try await js.publish(to: "nowhere", payload: [], attemptTimeout: .milliseconds(300), deadline: .seconds(1)) }
+        }
+        #expect(await eventually { js.pendingPublishes == 50 })
+        for task in waiting { _ = await task.result }
+        #expect(js.pendingPublishes == 0)
     }
 
     /// The stream sequences a consumer delivers.
@@ -187,9 +278,11 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         #expect(fromThree == [3, 4, 5])
 
         let news = Recorder<String>()
+        let stored = Recorder<Date>()
         let baseline = fixture.nats.subscriptionCount
         let handle = js.consume(stream: "S", consumer: nil, from: .new).start(next: { message in
             news.append(message.text)
+            stored.append(message.timestamp)
             try? message.ack()
         })
         defer { handle.dispose() }
@@ -203,6 +296,12 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
 
         let byTime = try await Self.collect(js.consume(stream: "S", consumer: nil, from: .time(mark)), count: 2)
         #expect(byTime == [6, 7])
+        // A microsecond before 6 was stored: 6 is in (the start time is
+        // sent to the nanosecond, not rounded to a millisecond).
+        let justBefore = stored.all[0].addingTimeInterval(-0.000_001)
+        let fromJustBefore = try await Self.collect(
+            js.consume(stream: "S", consumer: nil, from: .time(justBefore)), count: 2)
+        #expect(fromJustBefore == [6, 7])
     }
 
     @Test func aNakedMessageIsDeliveredAgainWithItsDeliveryCount() async throws {
