@@ -373,11 +373,9 @@ public struct NATSJetStream: Sendable {
     ///   ``NATSError/tooManyPendingPublishes(limit:)`` (`droppingNewest`),
     ///   at once; ``NATSError/publishDropped(messageID:)`` when a
     ///   `droppingOldest` policy gave this publish up for a newer one;
-    ///   ``NATSError/publishNotAcknowledged(messageID:attempts:)`` with 0
-    ///   attempts when its task is cancelled while it waits for room
-    ///   (`blocking`);
     ///   ``NATSError/publishNotAcknowledged(messageID:attempts:)`` at the
-    ///   deadline; ``NATSError/jetStream(_:)`` with the stream's refusal (a
+    ///   deadline, or at once when its task is cancelled (with 0 attempts
+    ///   while it waits for room under `blocking`); ``NATSError/jetStream(_:)`` with the stream's refusal (a
     ///   wrong expected sequence, a full stream); a publish error.
     @discardableResult
     public func publish(
@@ -403,10 +401,9 @@ public struct NATSJetStream: Sendable {
             if publishes.wasDropped(place) { throw .publishDropped(messageID: id) }
             do {
                 let left = end - clock.now
-                let reply = try await _awaitFirst(
-                    connection.request(
-                        subject, payload: payload, headers: headers,
-                        timeout: max(min(attemptTimeout, left), .milliseconds(1))))
+                let reply = try await connection.requestReply(
+                    subject, payload: payload, headers: headers,
+                    timeout: max(min(attemptTimeout, left), .milliseconds(1)))
                 let ack = try Self.decode(_PublishAckJSON.self, reply)
                 // Acknowledged, even if given up meanwhile: it is stored.
                 return NATSPublishAck(
@@ -418,6 +415,8 @@ public struct NATSJetStream: Sendable {
                     break
                 case .jetStream(let apiError) where apiError.code == 503:
                     break
+                case .cancelled:
+                    throw .publishNotAcknowledged(messageID: id, attempts: attempts)
                 default:
                     throw error
                 }
@@ -459,8 +458,7 @@ public struct NATSJetStream: Sendable {
     /// A request to `<prefix>.<operation>`; the answer's payload, or its
     /// `error` thrown.
     func call(_ operation: String, _ body: [UInt8]) async throws(NATSError) -> [UInt8] {
-        let reply = try await _awaitFirst(
-            connection.request(apiPrefix + "." + operation, payload: body, timeout: timeout))
+        let reply = try await connection.requestReply(apiPrefix + "." + operation, payload: body, timeout: timeout)
         try Self.checkError(reply.payload)
         return reply.payload
     }
@@ -669,22 +667,6 @@ final class _PendingPublishes: Sendable {
         }
         next?.resume(returning: true)
     }
-}
-
-/// The first value of a single-value signal (a request), awaited.
-func _awaitFirst(_ signal: Signal<NATSMessage, NATSError>) async throws(NATSError) -> NATSMessage {
-    let result: Result<NATSMessage, NATSError> = await withCheckedContinuation { continuation in
-        let resumed = Atomic(false)
-        let resume: @Sendable (Result<NATSMessage, NATSError>) -> Void = { result in
-            if !resumed.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume(returning: result) }
-        }
-        _ = signal.start(
-            next: { resume(.success($0)) },
-            error: { resume(.failure($0)) },
-            completed: { resume(.failure(.closed)) }
-        )
-    }
-    return try result.get()
 }
 
 func _json(_ object: [String: Any]) throws(NATSError) -> [UInt8] {

@@ -52,7 +52,7 @@ public struct NATSJetStreamMessage: Sendable {
     /// again.
     public func ackConfirmed(timeout: Duration = .seconds(5)) async throws(NATSError) {
         acknowledged.set()
-        _ = try await _awaitFirst(connection.request(replySubject, payload: Array("+ACK".utf8), timeout: timeout))
+        _ = try await connection.requestReply(replySubject, payload: Array("+ACK".utf8), timeout: timeout)
     }
 
     /// Not processed: deliver it again, after `delay` (at once when nil).

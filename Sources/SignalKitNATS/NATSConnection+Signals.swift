@@ -92,6 +92,45 @@ extension NATSConnection {
         } |> named("nats.request(\(subject))")
     }
 
+    /// A request, awaited: publishes `payload` to `subject` with a reply
+    /// subject of the connection's shared inbox and returns the first
+    /// reply.
+    ///
+    /// The reply resumes the caller from where it is read (the
+    /// connection's event loop), without the hop through the delivery
+    /// queue that a ``request(_:payload:headers:timeout:)`` signal's
+    /// callbacks take: resuming runs nothing of the caller's there.
+    ///
+    /// - Throws: ``NATSError/timeout`` when no reply arrives within
+    ///   `timeout`, ``NATSError/noResponders`` when nobody subscribes to
+    ///   `subject`, ``NATSError/cancelled`` when the calling task is
+    ///   cancelled first (the reply is then dropped), a publish error.
+    public func requestReply(
+        _ subject: String,
+        payload: [UInt8],
+        headers: NATSHeaders = NATSHeaders(),
+        timeout: Duration = .seconds(5)
+    ) async throws(NATSError) -> NATSMessage {
+        let token = Mutex<String?>(nil)
+        let result: Result<NATSMessage, NATSError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Resumed once: by the reply, the timeout, a failure, or
+                // the cancellation (whichever takes the request first).
+                let sent = sendRequest(
+                    subject, payload: payload, headers: headers, timeout: timeout,
+                    .continuation { continuation.resume(returning: $0) })
+                let cancelled = token.withLock { stored -> Bool in
+                    stored = sent
+                    return Task.isCancelled
+                }
+                if cancelled, let sent { finishRequest(sent, with: .failure(.cancelled)) }
+            }
+        } onCancel: {
+            if let sent = token.withLock({ $0 }) { finishRequest(sent, with: .failure(.cancelled)) }
+        }
+        return try result.get()
+    }
+
     /// Replies to `message` (publishes `payload` to its reply subject).
     /// - Throws: ``NATSError/invalidSubject(_:)`` when it asks for no reply.
     public func reply(to message: NATSMessage, payload: [UInt8], headers: NATSHeaders = NATSHeaders()) throws(NATSError) {

@@ -66,8 +66,29 @@ public final class NATSConnection: Sendable {
         private(set) var ids: [Int] = []
     }
 
-    struct _Request {
-        let subscriber: Subscriber<NATSMessage, NATSError>
+    /// Who waits for a request's reply.
+    enum _Request {
+        /// A `request` signal's subscriber: called on the delivery queue,
+        /// in the reply's publisher context.
+        case subscriber(Subscriber<NATSMessage, NATSError>)
+        /// A `requestReply` caller's continuation: resumed where the reply
+        /// is read (the event loop), which runs nothing of the caller's.
+        case continuation(@Sendable (Result<NATSMessage, NATSError>) -> Void)
+
+        func finish(with result: Result<NATSMessage, NATSError>) {
+            switch self {
+            case .subscriber(let subscriber):
+                switch result {
+                case .success(let message):
+                    subscriber.putNext(message)
+                    subscriber.putCompletion()
+                case .failure(let error):
+                    subscriber.putError(error)
+                }
+            case .continuation(let resume):
+                resume(result)
+            }
+        }
     }
 
     struct _State {
@@ -339,6 +360,23 @@ public final class NATSConnection: Sendable {
         timeout: Duration,
         subscriber: Subscriber<NATSMessage, NATSError>
     ) -> any Disposable {
+        guard let token = sendRequest(subject, payload: payload, headers: headers, timeout: timeout, .subscriber(subscriber))
+        else { return EmptyDisposable }
+        return ActionDisposable { [self] in
+            _ = shared.withLock { $0.requests.removeValue(forKey: token) }
+            if !deliveryQueue.isCurrent() { deliveryQueue.sync {} }
+        }
+    }
+
+    /// Sends a request, the reply to go to `request`; its token, or nil
+    /// when it was finished at once (a closed connection, a publish error).
+    func sendRequest(
+        _ subject: String,
+        payload: [UInt8],
+        headers: NATSHeaders,
+        timeout: Duration,
+        _ request: _Request
+    ) -> String? {
         let token: String? = shared.withLock { state in
             guard !state.closed else { return nil }
             if state.inboxSID == nil {
@@ -350,39 +388,30 @@ public final class NATSConnection: Sendable {
             }
             state.nextRequest += 1
             let token = inboxPrefix + "." + String(state.nextRequest)
-            state.requests[token] = _Request(subscriber: subscriber)
+            state.requests[token] = request
             return token
         }
         guard let token else {
-            subscriber.putError(.closed)
-            return EmptyDisposable
+            request.finish(with: .failure(.closed))
+            return nil
         }
         do {
             try publish(subject, payload: payload, headers: headers, replyTo: token)
         } catch {
             finishRequest(token, with: .failure(error))
-            return EmptyDisposable
+            return nil
         }
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         deliveryQueue.after(seconds) { [self] in
             finishRequest(token, with: .failure(.timeout))
         }
-        return ActionDisposable { [self] in
-            _ = shared.withLock { $0.requests.removeValue(forKey: token) }
-            if !deliveryQueue.isCurrent() { deliveryQueue.sync {} }
-        }
+        return token
     }
 
-    /// Delivers a request's outcome if it is still waiting.
-    private func finishRequest(_ token: String, with result: Result<NATSMessage, NATSError>) {
+    /// Finishes a request if it is still waiting.
+    func finishRequest(_ token: String, with result: Result<NATSMessage, NATSError>) {
         guard let request = shared.withLock({ $0.requests.removeValue(forKey: token) }) else { return }
-        switch result {
-        case .success(let message):
-            request.subscriber.putNext(message)
-            request.subscriber.putCompletion()
-        case .failure(let error):
-            request.subscriber.putError(error)
-        }
+        request.finish(with: result)
     }
 
     // MARK: - Receiving
@@ -391,6 +420,7 @@ public final class NATSConnection: Sendable {
     /// order received: routed under one lock, delivered in one block on
     /// the delivery queue.
     func received(messages: [(message: NATSMessage, sid: UInt64)], from session: _Session) {
+        var awaited: [(resume: @Sendable (Result<NATSMessage, NATSError>) -> Void, message: NATSMessage)] = []
         let routed = shared.withLock { state -> [(NATSMessage, _Target, [Int])] in
             guard state.session === session else { return [] }
             var routed: [(NATSMessage, _Target, [Int])] = []
@@ -399,13 +429,23 @@ public final class NATSConnection: Sendable {
                 state.statistics.messagesIn += 1
                 state.statistics.bytesIn += message.payload.count
                 guard let target = state.targets[sid] else { continue }
-                if case .feed(let key) = target.target {
+                switch target.target {
+                case .feed(let key):
                     routed.append((message, target.target, state.feeds[key]?.ids ?? []))
-                } else {
-                    routed.append((message, target.target, []))
+                case .inbox:
+                    // An awaited reply skips the delivery queue.
+                    if case .continuation(let resume) = state.requests[message.subject] {
+                        state.requests[message.subject] = nil
+                        awaited.append((resume, message))
+                    } else {
+                        routed.append((message, target.target, []))
+                    }
                 }
             }
             return routed
+        }
+        for (resume, message) in awaited {
+            resume(message.headers.status == 503 ? .failure(.noResponders) : .success(message))
         }
         guard !routed.isEmpty else { return }
         deliveryQueue.async { [self] in
@@ -569,7 +609,7 @@ public final class NATSConnection: Sendable {
             let wasClosed = state.closed
             state.closed = true
             let subscribers = wasClosed ? [] : state.feeds.values.flatMap { $0.subscribers.values }
-            let requests = state.requests.values.map(\.subscriber)
+            let requests = Array(state.requests.values)
             state.feeds = [:]
             state.targets = [:]
             state.requests = [:]
@@ -585,7 +625,7 @@ public final class NATSConnection: Sendable {
         stateValue.set(.closed(error))
         deliveryQueue.async {
             for subscriber in subscribers { subscriber.putError(error ?? .closed) }
-            for subscriber in requests { subscriber.putError(error ?? .closed) }
+            for request in requests { request.finish(with: .failure(error ?? .closed)) }
         }
     }
 }

@@ -121,6 +121,10 @@ public enum NATSError: Error, Sendable, Equatable {
     case closed
     /// A request's reply or a flush did not arrive in time.
     case timeout
+    /// The task awaiting a request's reply
+    /// (``NATSConnection/requestReply(_:payload:headers:timeout:)``) was
+    /// cancelled.
+    case cancelled
     /// A request found no subscriber on its subject (status 503).
     case noResponders
     /// `maximumAttempts` attempts in a row failed; the last one's error.

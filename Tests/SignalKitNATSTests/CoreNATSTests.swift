@@ -166,6 +166,50 @@ import Testing
         #expect(clock.now - start >= .milliseconds(100))
     }
 
+    @Test func anAwaitedRequestGetsItsReplyTimesOutFindsNoRespondersOrIsCancelled() async throws {
+        let server = try NATSTestServer()
+        defer { server.stop() }
+        let nats = try await NATSConnection.connected(to: server)
+        let responder = nats.messages("double").start(next: { message in
+            let value = Int(message.text) ?? 0
+            try? nats.reply(to: message, payload: Array(String(value * 2).utf8))
+        })
+        defer { responder.dispose() }
+        let silent = nats.messages("silent").start()
+        defer { silent.dispose() }
+        try await nats.flush()
+        // Replies, also many at once on the shared inbox.
+        #expect(try await nats.requestReply("double", payload: Array("21".utf8)).text == "42")
+        let many = try await withThrowingTaskGroup(of: String.self) { group in
+            for value in 0..<50 {
+                group.addTask { try await nats.requestReply("double", payload: Array(String(value).utf8)).text }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(many == Set((0..<50).map { String($0 * 2) }))
+        // A timeout, no responders.
+        await #expect(throws: NATSError.timeout) {
+            try await nats.requestReply("silent", payload: [], timeout: .milliseconds(100))
+        }
+        await #expect(throws: NATSError.noResponders) {
+            try await nats.requestReply("nobody.listens", payload: [])
+        }
+        // Cancelled while it waits: it ends at once, not at its timeout.
+        let clock = ContinuousClock()
+        let waiting = Task { try await nats.requestReply("silent", payload: [], timeout: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let cancelledAt = clock.now
+        waiting.cancel()
+        await #expect(throws: NATSError.cancelled) { try await waiting.value }
+        #expect(clock.now - cancelledAt < .seconds(10))
+        // Waiting when the connection closes.
+        let closing = Task { try await nats.requestReply("silent", payload: [], timeout: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(50))
+        nats.close()
+        await #expect(throws: NATSError.closed) { try await closing.value }
+        await #expect(throws: NATSError.closed) { try await nats.requestReply("double", payload: []) }
+    }
+
     @Test func noMessageIsDeliveredAfterDisposeReturns() async throws {
         let server = try NATSTestServer()
         defer { server.stop() }

@@ -184,6 +184,28 @@ func signalKitRequests(_ connection: NATSConnection, subject: String, count: Int
     return percentiles(samples)
 }
 
+/// SignalKit's W20, awaited: `count` `requestReply` calls one after the
+/// other in one task, each timed from the call to its return. Returns p50
+/// and p99 in µs.
+@inline(never)
+func signalKitAwaitedRequests(_ connection: NATSConnection, subject: String, count: Int) throws -> [Double] {
+    let payload = benchPayload
+    let samples = try blocking { () async throws -> [UInt64] in
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for _ in 0..<count {
+            let start = monotonicNanoseconds()
+            let reply = try await connection.requestReply(subject, payload: payload)
+            samples.append(monotonicNanoseconds() - start)
+            guard reply.payload.count == 64 else {
+                throw BenchError("CHECK FAILED: SignalKit W20 awaited got a reply of \(reply.payload.count) bytes")
+            }
+        }
+        return samples
+    }
+    return percentiles(samples)
+}
+
 /// The floor's W20: a raw connection subscribed to its own reply subject
 /// writes a pre-built request frame and reads until its reply's `MSG`.
 @inline(never)
