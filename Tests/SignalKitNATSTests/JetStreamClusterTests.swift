@@ -94,10 +94,7 @@ final class Flag: Sendable {
         let js = nats.jetStream()
         try await js.createOrUpdateStream(NATSStreamConfig(name: "FEED", subjects: ["feed"], storage: .file))
         let received = Recorder<Int>()
-        // A pull's expiry longer than the waits below: pulling again must
-        // not wait for a lost pull to expire.
-        let consume = js.consume(
-            stream: "FEED", consumer: consumer, acknowledgement: .automatic, pullExpiry: .seconds(30))
+        let consume = js.consume(stream: "FEED", consumer: consumer, acknowledgement: .automatic)
         let handle = consume.start(next: { received.append(Int($0.text)!) })
         defer { handle.dispose() }
         for index in 1...10 { try await js.publish(to: "feed", payload: Array(String(index).utf8)) }

@@ -362,7 +362,7 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         let reporting = nats.reportMetrics(every: .seconds(10), on: clock.makeQueue(), factory: metrics)
         defer { reporting.dispose() }
         try await js.createOrUpdateConsumer(
-            stream: "S", NATSConsumerConfig(durableName: "C", ackWait: .milliseconds(500), maxDeliver: 5))
+            stream: "S", NATSConsumerConfig(durableName: "C", ackWait: .seconds(1), maxDeliver: 5))
         try await fixture.publish(3)
         // 1 is acknowledged at once; 2 on its redelivery; 3 never.
         let log = Recorder<String>()
@@ -388,7 +388,7 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         handle.dispose()
         #expect(nats.statistics.pendingAcknowledgements == 0)
         let redeliveries = nats.statistics.redeliveries
-        try await Task.sleep(for: .milliseconds(700))
+        try await Task.sleep(for: .milliseconds(1_200))
         #expect(nats.statistics.redeliveries == redeliveries)
         #expect(nats.statistics.pendingAcknowledgements == 0)
     }
