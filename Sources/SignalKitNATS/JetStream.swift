@@ -561,8 +561,8 @@ final class _PendingPublishes: Sendable {
 
     private struct State {
         var nextNumber: UInt64 = 0
-        /// The places taken, oldest first (numbers grow).
-        var taken: [UInt64] = []
+        /// The places taken (numbers grow: the oldest is the smallest).
+        var taken: Set<UInt64> = []
         var dropped: Set<UInt64> = []
         var droppedCount = 0
         /// Publishes waiting for a place (`blocking`), first come first
@@ -595,12 +595,12 @@ final class _PendingPublishes: Sendable {
             state.nextNumber += 1
             let number = state.nextNumber
             if state.taken.count < limit {
-                state.taken.append(number)
+                state.taken.insert(number)
                 return .entered(number)
             }
             switch policy.overflow {
             case .never:
-                state.taken.append(number)
+                state.taken.insert(number)
                 return .entered(number)
             case .fail:
                 return .refused(policy.errorOnOverflow ?? .tooManyPendingPublishes(limit: limit))
@@ -608,10 +608,12 @@ final class _PendingPublishes: Sendable {
                 state.droppedCount += 1
                 return .refused(.tooManyPendingPublishes(limit: limit))
             case .dropOldest:
-                let oldest = state.taken.removeFirst()
+                // Only here is the set scanned: at most `limit` places.
+                let oldest = state.taken.min()!  // invariant: full, so not empty
+                state.taken.remove(oldest)
                 state.dropped.insert(oldest)
                 state.droppedCount += 1
-                state.taken.append(number)
+                state.taken.insert(number)
                 return .entered(number)
             case .block:
                 return .wait(number)
@@ -629,7 +631,7 @@ final class _PendingPublishes: Sendable {
                         // A place freed meanwhile, or cancelled before waiting.
                         if Task.isCancelled { return false }
                         if state.taken.count < limit {
-                            state.taken.append(number)
+                            state.taken.insert(number)
                             return true
                         }
                         state.waiting.append((number, continuation))
@@ -657,12 +659,11 @@ final class _PendingPublishes: Sendable {
     /// Gives `place` back; the first publish waiting for one takes it.
     func leave(_ place: Place) {
         let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            if state.dropped.remove(place.number) == nil, let index = state.taken.firstIndex(of: place.number) {
-                state.taken.remove(at: index)
-            }
+            // A dropped place was given up already.
+            if state.dropped.remove(place.number) == nil { state.taken.remove(place.number) }
             guard state.taken.count < limit, !state.waiting.isEmpty else { return nil }
             let first = state.waiting.removeFirst()
-            state.taken.append(first.number)
+            state.taken.insert(first.number)
             return first.continuation
         }
         next?.resume(returning: true)

@@ -77,13 +77,9 @@ public struct NATSJetStreamMessage: Sendable {
 
     /// Parses a `$JS.ACK` reply subject: 9 tokens
     /// (`$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<tm>.<pending>`)
-    /// or, with a domain and an account hash, 11 or more. `answered` is
-    /// called with the stream sequence when the message is first answered
-    /// (`ack`, `nak`, `term`).
-    init?(
-        _ message: NATSMessage, connection: NATSConnection,
-        answered: (@Sendable (_ streamSequence: UInt64) -> Void)? = nil
-    ) {
+    /// or, with a domain and an account hash, 11 or more. `observer` is
+    /// told when the message is first answered (`ack`, `nak`, `term`).
+    init?(_ message: NATSMessage, connection: NATSConnection, answeredTo observer: (any _AnswerObserver)? = nil) {
         guard let reply = message.replyTo else { return nil }
         let tokens = reply.split(separator: ".", omittingEmptySubsequences: false)
         guard tokens.count >= 9, tokens[0] == "$JS", tokens[1] == "ACK" else { return nil }
@@ -107,26 +103,33 @@ public struct NATSJetStreamMessage: Sendable {
         timestamp = Date(timeIntervalSince1970: Double(nanoseconds) / 1e9)
         replySubject = reply
         self.connection = connection
-        if let answered {
-            acknowledged = _AckFlag { @Sendable in answered(streamSequence) }
-        } else {
-            acknowledged = _AckFlag()
-        }
+        acknowledged = _AckFlag(observer: observer, streamSequence: streamSequence)
     }
+}
+
+/// Told when a delivered message is first answered: its subscription, for
+/// ``NATSStatistics/pendingAcknowledgements``.
+protocol _AnswerObserver: AnyObject, Sendable {
+    func answered(_ streamSequence: UInt64)
 }
 
 /// Whether a message was answered (for `.automatic`, and its
 /// subscription's ``NATSStatistics/pendingAcknowledgements``).
 final class _AckFlag: Sendable {
     private let value = Atomic(false)
-    /// Called once, by the first `set()`.
-    private let answered: (@Sendable () -> Void)?
+    /// Told once, by the first `set()`; weak: a message may outlive its
+    /// subscription.
+    private weak let observer: (any _AnswerObserver)?
+    private let streamSequence: UInt64
 
-    init(_ answered: (@Sendable () -> Void)? = nil) { self.answered = answered }
+    init(observer: (any _AnswerObserver)? = nil, streamSequence: UInt64 = 0) {
+        self.observer = observer
+        self.streamSequence = streamSequence
+    }
 
     func set() {
-        // Relaxed: the flag orders nothing; `answered` takes its own lock.
-        if !value.exchange(true, ordering: .relaxed) { answered?() }
+        // Relaxed: the flag orders nothing; the observer takes its own lock.
+        if !value.exchange(true, ordering: .relaxed) { observer?.answered(streamSequence) }
     }
 
     var isSet: Bool { value.load(ordering: .relaxed) }
@@ -266,7 +269,7 @@ struct _OrderedStart: Sendable {
 
 /// One subscription's pull loop: asks for what the subscriber can take,
 /// queues what arrives, delivers it in order on its own queue.
-final class _Puller: Disposable, Sendable {
+final class _Puller: Disposable, Sendable, _AnswerObserver {
     struct State {
         var disposed = false
         var consumer: String?
@@ -459,14 +462,9 @@ final class _Puller: Disposable, Sendable {
             pullEnded(message.subject, status: status, description: message.headers.statusDescription ?? "")
             return
         }
-        var answered: (@Sendable (UInt64) -> Void)?
-        if ordered == nil {
-            answered = { @Sendable [weak self] sequence in
-                guard let self else { return }
-                self.answered(sequence)
-            }
-        }
-        guard let delivered = NATSJetStreamMessage(message, connection: connection, answered: answered) else { return }
+        // An ordered read takes no acknowledgements: nothing to count.
+        guard let delivered = NATSJetStreamMessage(message, connection: connection, answeredTo: ordered == nil ? self : nil)
+        else { return }
         enum Outcome { case queued, handBack, skip, gap }
         let outcome = state.withLock { state -> Outcome in
             if !state.pulls.isEmpty {
@@ -604,7 +602,7 @@ final class _Puller: Disposable, Sendable {
 
     /// A delivery of stream message `sequence` was answered (a message
     /// handed back unseen answers an earlier delivery of it too).
-    private func answered(_ sequence: UInt64) {
+    func answered(_ sequence: UInt64) {
         let removed = state.withLock { $0.unanswered.remove(sequence) != nil }
         if removed { connection.jetStreamCounts.pendingAcknowledgements.subtract(1, ordering: .relaxed) }
     }

@@ -75,6 +75,12 @@ public final class NATSConnection: Sendable {
         /// is read (the event loop), which runs nothing of the caller's.
         case continuation(@Sendable (Result<NATSMessage, NATSError>) -> Void)
 
+        /// What a reply on the inbox means: a status 503 is the server's
+        /// "no responders".
+        static func outcome(of reply: NATSMessage) -> Result<NATSMessage, NATSError> {
+            reply.headers.status == 503 ? .failure(.noResponders) : .success(reply)
+        }
+
         func finish(with result: Result<NATSMessage, NATSError>) {
             switch self {
             case .subscriber(let subscriber):
@@ -445,7 +451,7 @@ public final class NATSConnection: Sendable {
             return routed
         }
         for (resume, message) in awaited {
-            resume(message.headers.status == 503 ? .failure(.noResponders) : .success(message))
+            resume(_Request.outcome(of: message))
         }
         guard !routed.isEmpty else { return }
         deliveryQueue.async { [self] in
@@ -484,12 +490,8 @@ public final class NATSConnection: Sendable {
                 }
             }
         case .inbox:
-            if message.headers.status == 503 {
-                finishRequest(message.subject, with: .failure(.noResponders))
-            } else {
-                _withPublisherContext(message.headers) {
-                    finishRequest(message.subject, with: .success(message))
-                }
+            _withPublisherContext(message.headers) {
+                finishRequest(message.subject, with: _Request.outcome(of: message))
             }
         }
     }

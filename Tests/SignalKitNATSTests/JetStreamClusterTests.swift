@@ -82,17 +82,33 @@ final class Flag: Sendable {
         #expect(Set(second.all).count == second.count, "the restarted worker acks: no second delivery to it")
     }
 
-    /// A durable consumer ("reader") and an ephemeral one (nil).
-    @Test(arguments: ["reader", nil] as [String?])
-    func aConsumerPullsAgainAfterTheConnectionIsBack(_ consumer: String?) async throws {
+    /// A JetStream server to kill and restart, a connection to it that
+    /// reconnects within 100 ms, and a stream on file (it outlives a
+    /// restart).
+    static func restartable(stream: String, subjects: [String]) async throws -> (
+        NATSTestServer, NATSConnection, NATSJetStream
+    ) {
         let server = try NATSTestServer(jetStream: true)
-        defer { server.stop() }
         let nats = try await NATSConnection.connected(to: server) {
             $0.reconnect = NATSReconnectPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(100))
         }
-        defer { nats.close() }
         let js = nats.jetStream()
-        try await js.createOrUpdateStream(NATSStreamConfig(name: "FEED", subjects: ["feed"], storage: .file))
+        do {
+            try await js.createOrUpdateStream(NATSStreamConfig(name: stream, subjects: subjects, storage: .file))
+        } catch {
+            nats.close()
+            server.stop()
+            throw error
+        }
+        return (server, nats, js)
+    }
+
+    /// A durable consumer ("reader") and an ephemeral one (nil).
+    @Test(arguments: ["reader", nil] as [String?])
+    func aConsumerPullsAgainAfterTheConnectionIsBack(_ consumer: String?) async throws {
+        let (server, nats, js) = try await Self.restartable(stream: "FEED", subjects: ["feed"])
+        defer { server.stop() }
+        defer { nats.close() }
         let received = Recorder<Int>()
         let consume = js.consume(stream: "FEED", consumer: consumer, acknowledgement: .automatic)
         let handle = consume.start(next: { received.append(Int($0.text)!) })
@@ -123,14 +139,9 @@ final class Flag: Sendable {
 
     @Test(.timeLimit(.minutes(1)))
     func replayThenFollowRecoversALostConsumerAndAKilledServerWithNoGapAndNoDuplicate() async throws {
-        let server = try NATSTestServer(jetStream: true)
+        let (server, nats, js) = try await Self.restartable(stream: "LOG", subjects: ["log.>"])
         defer { server.stop() }
-        let nats = try await NATSConnection.connected(to: server) {
-            $0.reconnect = NATSReconnectPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(100))
-        }
         defer { nats.close() }
-        let js = nats.jetStream()
-        try await js.createOrUpdateStream(NATSStreamConfig(name: "LOG", subjects: ["log.>"], storage: .file))
         func publish(_ range: ClosedRange<Int>) async throws {
             for index in range { try await js.publish(to: "log.a", payload: Array(String(index).utf8)) }
         }
