@@ -3,7 +3,7 @@
 //===----------------------------------------------------------------------===//
 // An example live-market service on Hummingbird 2, built on SignalKit and its
 // server integrations (event loops, swift-log, swift-metrics, gRPC,
-// PostgreSQL, tracing) and on swift-service-lifecycle. It runs alone or as several
+// PostgreSQL, NATS, tracing) and on swift-service-lifecycle. It runs alone or as several
 // instances (one serves the feed over gRPC, the others relay it). See
 // README.md.
 //===----------------------------------------------------------------------===//
@@ -15,7 +15,7 @@ let package = Package(
     dependencies: [
         .package(
             name: "SignalKit", path: "../..",
-            traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "Tracing", "Inspector"]),
+            traits: ["NIO", "Logging", "Metrics", "GRPC", "Postgres", "NATS", "Tracing", "Inspector"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -36,6 +36,7 @@ let package = Package(
                 .product(name: "SignalKitMetrics", package: "SignalKit"),
                 .product(name: "SignalKitGRPC", package: "SignalKit"),
                 .product(name: "SignalKitPostgres", package: "SignalKit"),
+                .product(name: "SignalKitNATS", package: "SignalKit"),
                 .product(name: "SignalKitTracing", package: "SignalKit"),
                 .product(name: "SignalKitInspector", package: "SignalKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),

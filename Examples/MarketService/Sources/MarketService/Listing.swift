@@ -37,6 +37,21 @@ public struct PostgresEndpoint: Sendable, Equatable {
     }
 }
 
+/// The instrument list the instances share: through PostgreSQL
+/// (`InstrumentListing`) or a JetStream stream (`NATSInstrumentListing`).
+/// A WebSocket asking for a delisted instrument is refused.
+public protocol SharedInstrumentList: Sendable {
+    /// The instruments delisted, as this instance knows them now.
+    var delisted: Set<Int> { get }
+    /// How far this instance's list has come: the change feed's listening
+    /// epoch (PostgreSQL), the last change's stream sequence (NATS).
+    var epoch: Int { get }
+    /// Takes `instrument` off the list; false if it was not listed.
+    func delist(_ instrument: Int) async throws -> Bool
+    /// Puts `instrument` back on the list; false if it was listed.
+    func list(_ instrument: Int) async throws -> Bool
+}
+
 /// The instrument list every instance shares through PostgreSQL.
 ///
 /// The durable state is the table `market_delisted` (the instruments taken
@@ -57,7 +72,7 @@ public struct PostgresEndpoint: Sendable, Equatable {
 /// the channel until graceful shutdown, then disposes the feed (which sends
 /// `UNLISTEN` and closes its connection). `client` must run as a service of
 /// the same group.
-public final class InstrumentListing: Service {
+public final class InstrumentListing: SharedInstrumentList, Service {
     public static let channel = "market_instruments"
 
     private struct State {

@@ -49,8 +49,19 @@ public struct MarketConfiguration: Sendable {
     /// (the upstream's own, or the CA that signed it); nil: plaintext.
     public var upstreamTrustRoots: String?
     /// Share the instrument list through this PostgreSQL server
-    /// (`InstrumentListing`); nil: every instrument is listed.
+    /// (`InstrumentListing`); nil: every instrument is listed (or shared
+    /// through NATS, with `nats`).
     public var postgres: PostgresEndpoint?
+    /// Connect to these NATS servers (`nats://host:port`; the cluster's
+    /// others are learnt from them): the ticks go through NATS as
+    /// `natsRole` says, and without `postgres` the instrument list is a
+    /// JetStream stream (`NATSInstrumentListing`); nil: no NATS.
+    public var nats: [String]?
+    /// What this instance does with the ticks on NATS.
+    public var natsRole: NATSRole = .feed
+    /// The copies of the instrument-list stream a NATS cluster keeps (1, 3
+    /// or 5; at most the cluster's size).
+    public var natsReplicas = 1
     /// The most instruments one WebSocket may ask for; a longer list, or one
     /// that names an instrument twice, is refused: the socket is closed with
     /// 1008 (policy violation) and a reason naming the rule.
@@ -70,6 +81,13 @@ public struct MarketConfiguration: Sendable {
     /// nil: inspection stays off (`named` costs nothing then).
     public var inspectorPath: String?
 
+    public enum NATSRole: String, Sendable {
+        /// Runs the feed and publishes every tick to `ticks.<instrument>`.
+        case feed
+        /// Runs no feed: its clients' ticks come from those subjects (`NATSFeed`).
+        case relay
+    }
+
     public enum Engine: String, Sendable {
         /// `clientGraph`: SignalKit operators.
         case signalKit = "signalkit"
@@ -87,7 +105,9 @@ public struct MarketConfiguration: Sendable {
 /// instance runs the feed and serves it over gRPC (`grpcPort`), the others
 /// take their ticks from it (`upstream`, see `RemoteFeed`); with
 /// `postgres`, all of them share the instrument list (see
-/// `InstrumentListing`).
+/// `InstrumentListing`). Or through NATS (`nats`): the instance running the
+/// feed publishes its ticks, the others relay them (`NATSFeed`), and the
+/// instrument list is a JetStream stream (`NATSInstrumentListing`).
 ///
 /// * `GET /ws?instruments=3,17,42` upgrades to a WebSocket that receives, as
 ///   text, one line per update: `instrument:sequence:price:timestamp`
@@ -100,11 +120,13 @@ public struct MarketConfiguration: Sendable {
 /// * `GET /stats`: `clients=<n> liveSubscriptions=<n> liveBags=<n>
 ///   servedCalls=<n> upstreamFailures=<n> listingEpoch=<n> clientDrops=<n>
 ///   clientBufferDepth=<n>` (the gRPC calls this instance serves, its failed
-///   upstream calls, the instrument-list feed's epoch, the updates slow
-///   clients lost and those waiting for the clients now).
+///   upstream calls or NATS subscriptions, the instrument list's epoch, the
+///   updates slow clients lost and those waiting for the clients now); with
+///   `nats`, then `natsReconnects=<n> natsPublishFailures=<n>
+///   natsMessagesIn=<n> natsMessagesOut=<n>`.
 /// * `GET /instruments`: `listed=<n> delisted=<i,j,…>`;
 ///   `POST /instruments/:instrument/delist` and `…/list` change the shared
-///   list (`changed` or `unchanged`; 404 without `postgres`). A WebSocket
+///   list (`changed` or `unchanged`; 404 without `postgres` or `nats`). A WebSocket
 ///   asking for a delisted instrument is refused. With `adminToken`, these
 ///   and `POST /latency/reset` answer 401 without `Authorization: Bearer
 ///   <token>`.
@@ -125,7 +147,15 @@ public final class MarketService: Sendable {
     /// Where the clients' ticks come from: `feed`, or `upstream`'s.
     public let source: any TickSource
     private let remote: RemoteFeed?
-    private let listing: InstrumentListing?
+    private let natsFeed: NATSFeed?
+    /// The NATS connection, with `nats`.
+    private let natsLink: NATSLink?
+    private let listing: (any SharedInstrumentList)?
+    /// The services behind `listing`.
+    private let listingServices: [any Service]
+    private let natsListing: NATSInstrumentListing?
+    /// Tick publishes to NATS that failed.
+    private let natsPublishFailures = Counter()
     /// The gRPC calls this instance serves.
     private let servedCalls = Counter()
     let clients = Synchronization.Atomic<Int>(0)
@@ -136,6 +166,10 @@ public final class MarketService: Sendable {
 
     public init(configuration: MarketConfiguration, logger: Logger) throws {
         self.configuration = configuration
+        let natsLink = configuration.nats.map {
+            NATSLink(servers: $0, name: "market-server:\(configuration.port)", logger: logger)
+        }
+        self.natsLink = natsLink
         if let upstream = configuration.upstream {
             precondition(configuration.engine == .signalKit, "MarketService: an upstream instance needs the SignalKit engine")
             let remote = try RemoteFeed(
@@ -147,7 +181,15 @@ public final class MarketService: Sendable {
             )
             self.feed = nil
             self.remote = remote
+            self.natsFeed = nil
             self.source = remote
+        } else if let natsLink, configuration.natsRole == .relay {
+            precondition(configuration.engine == .signalKit, "MarketService: a relaying instance needs the SignalKit engine")
+            let natsFeed = NATSFeed(connection: natsLink.connection, instruments: configuration.instruments, logger: logger)
+            self.feed = nil
+            self.remote = nil
+            self.natsFeed = natsFeed
+            self.source = natsFeed
         } else {
             let feed = Feed(
                 instruments: configuration.instruments,
@@ -155,9 +197,25 @@ public final class MarketService: Sendable {
             )
             self.feed = feed
             self.remote = nil
+            self.natsFeed = nil
             self.source = feed
         }
-        self.listing = configuration.postgres.map { InstrumentListing(endpoint: $0, logger: logger) }
+        if let postgres = configuration.postgres {
+            let listing = InstrumentListing(endpoint: postgres, logger: logger)
+            self.listing = listing
+            self.listingServices = [listing.client, listing]
+            self.natsListing = nil
+        } else if let natsLink {
+            let listing = NATSInstrumentListing(
+                connection: natsLink.connection, replicas: configuration.natsReplicas, logger: logger)
+            self.listing = listing
+            self.listingServices = [listing]
+            self.natsListing = listing
+        } else {
+            self.listing = nil
+            self.listingServices = []
+            self.natsListing = nil
+        }
         self.logger = logger
         self.loopLag = EventLoopLagProbe(recorder: latency)
     }
@@ -166,6 +224,14 @@ public final class MarketService: Sendable {
     /// stops, client graphs are disposed, the feed service stops the feed.
     public func run() async throws {
         SignalKitDebug.isTrackingLiveObjects = true
+        // A late instance applies every instrument-list change stored so far
+        // before it serves (a failure here closes the connection it made).
+        do {
+            try await natsListing?.prepare()
+        } catch {
+            natsLink?.connection.close()
+            throw error
+        }
         let source = self.source
         let listing = self.listing
         let router = Router()
@@ -258,14 +324,25 @@ public final class MarketService: Sendable {
     }
 
     /// The lifecycle services beside the HTTP server: the feed or the
-    /// upstream relay, the gRPC server, the instrument list.
+    /// upstream relay, the NATS connection and what uses it, the gRPC
+    /// server, the instrument list.
     private func services() -> [any Service] {
-        var services: [any Service] = []
+        // The NATS connection first: services stop in reverse order, so it
+        // closes after every service that uses it.
+        var services: [any Service] = natsLink.map { [$0] } ?? []
         if let feed {
             services.append(FeedService(feed: feed, ticksPerSecond: configuration.ticksPerSecond, logger: logger))
+            if let natsLink {
+                services.append(
+                    NATSTickPublisher(
+                        feed: feed, connection: natsLink.connection, failures: natsPublishFailures, logger: logger))
+            }
         }
         if let remote {
             services.append(remote)
+        }
+        if let natsFeed {
+            services.append(natsFeed)
         }
         if let port = configuration.grpcPort {
             services.append(
@@ -274,11 +351,7 @@ public final class MarketService: Sendable {
                     logger: logger)
             )
         }
-        if let listing {
-            services.append(listing.client)
-            services.append(listing)
-        }
-        return services
+        return services + listingServices
     }
 
     /// One client, in a span of its own (`market.websocket`): what its graph
@@ -365,10 +438,19 @@ public final class MarketService: Sendable {
         let buffers = SignalKitDebug.bufferStatistics().filter { $0.name == clientGraphName }
         let drops = buffers.reduce(0) { $0 + $1.drops }
         let depth = buffers.reduce(0) { $0 + $1.depth }
-        return "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
+        var line =
+            "clients=\(clients.load(ordering: .relaxed)) liveSubscriptions=\(SignalKitDebug.liveSubscriptions) "
             + "liveBags=\(SignalKitDebug.liveBags) servedCalls=\(servedCalls.value.load(ordering: .relaxed)) "
-            + "upstreamFailures=\(remote?.failedCalls ?? 0) listingEpoch=\(listing?.epoch ?? 0) "
-            + "clientDrops=\(drops) clientBufferDepth=\(depth)"
+            + "upstreamFailures=\((remote?.failedCalls ?? 0) + (natsFeed?.failedSubscriptions ?? 0)) "
+            + "listingEpoch=\(listing?.epoch ?? 0) clientDrops=\(drops) clientBufferDepth=\(depth)"
+        if let natsLink {
+            let statistics = natsLink.connection.statistics
+            line +=
+                " natsReconnects=\(statistics.reconnects)"
+                + " natsPublishFailures=\(natsPublishFailures.value.load(ordering: .relaxed))"
+                + " natsMessagesIn=\(statistics.messagesIn) natsMessagesOut=\(statistics.messagesOut)"
+        }
+        return line
     }
 
     /// `GET /traces`: the tracer's spans, active then ended, one per line.

@@ -125,11 +125,7 @@ final class Counter: Sendable {
 public final class RemoteFeed: TickSource, Service {
     public let instruments: Int
     private let client: GRPCClient<HTTP2ClientTransport.Posix>
-    private let connections: [MulticastConnection<Tick, NoError>]
-    /// The instruments whose call was started (by their first client).
-    private let connected = Mutex<Set<Int>>([])
-    /// The started calls, disposed on shutdown.
-    private let calls = DisposableSet()
+    private let shared: SharedInstrumentFeeds
     private let callErrors: Counter
     private let logger: Logger
 
@@ -163,14 +159,11 @@ public final class RemoteFeed: TickSource, Service {
         self.instruments = instruments
         self.client = client
         self.logger = logger
-        let retryQueue = Queue(name: "market.upstream-retry")
-        var connections: [MulticastConnection<Tick, NoError>] = []
-        connections.reserveCapacity(instruments)
         let callErrors = Counter()
         self.callErrors = callErrors
-        for instrument in 0..<instruments {
-            let ticks =
-                client.remoteSignal(ticksMethod, request: TickRequest(instrument: instrument))
+        shared = SharedInstrumentFeeds(instruments: instruments, retryQueue: Queue(name: "market.upstream-retry")) {
+            instrument in
+            client.remoteSignal(ticksMethod, request: TickRequest(instrument: instrument))
                 |> traced("market.ticks.call", ofKind: .client)
                 |> doError { error in
                     callErrors.value.add(1, ordering: .relaxed)
@@ -179,17 +172,7 @@ public final class RemoteFeed: TickSource, Service {
                         metadata: ["instrument": "\(instrument)", "status": "\(error.code)", "message": "\(error.message)"]
                     )
                 }
-                |> retry(0.05, maxDelay: 1.0, onQueue: retryQueue)
-            connections.append(ticks |> multicast(ReplaySubject<Tick, NoError>(capacity: 1)))
         }
-        self.connections = connections
-    }
-
-    /// Starts `instrument`'s call, the first time it is asked for (in the
-    /// asking subscription's context).
-    private func connect(_ instrument: Int) {
-        guard connected.withLock({ $0.insert(instrument).inserted }) else { return }
-        calls.add(connections[instrument].connect())
     }
 
     /// Failed upstream calls so far (each is followed by a new call).
@@ -198,7 +181,7 @@ public final class RemoteFeed: TickSource, Service {
     }
 
     public func ticks(of instrument: Int) -> Signal<Tick, NoError> {
-        connections[instrument].signal |> beforeStarted { [self] in connect(instrument) }
+        shared.ticks(of: instrument)
     }
 
     /// The same signal as `ticks(of:)`: it starts with the latest tick.
@@ -213,9 +196,53 @@ public final class RemoteFeed: TickSource, Service {
             }
             logger.info("relaying ticks over gRPC", metadata: ["instruments": "\(instruments)"])
             try? await gracefulShutdown()
-            calls.dispose()
+            shared.dispose()
             client.beginGracefulShutdown()
         }
         logger.info("gRPC client stopped")
+    }
+}
+
+/// One upstream subscription per instrument, shared by every client of this
+/// instance that watches it (a relaying instance's feed: `RemoteFeed` over
+/// gRPC, `NATSFeed` over NATS).
+///
+/// Each instrument's upstream signal is resubscribed after an error with a
+/// growing delay (`retry`, 50 ms more per error, at most 1 s) and multicast
+/// through a one-value `ReplaySubject`: the clients of an instrument share
+/// its subscription and a new client gets the latest tick at once. An
+/// instrument's subscription starts when its first client subscribes, in
+/// that client's context, and lasts until `dispose()` (graceful shutdown;
+/// one asked for later is disposed at once).
+final class SharedInstrumentFeeds: Sendable {
+    private let connections: [MulticastConnection<Tick, NoError>]
+    /// The instruments whose subscription was started (by their first client).
+    private let connected = Mutex<Set<Int>>([])
+    /// The started subscriptions, disposed on shutdown.
+    private let subscriptions = DisposableSet()
+
+    init<E>(instruments: Int, retryQueue: Queue, upstream: (Int) -> Signal<Tick, E>) {
+        connections = (0..<instruments).map { instrument in
+            upstream(instrument)
+                |> retry(0.05, maxDelay: 1.0, onQueue: retryQueue)
+                |> multicast(ReplaySubject<Tick, NoError>(capacity: 1))
+        }
+    }
+
+    /// The instrument's latest tick (once one came), then every later one;
+    /// the first subscriber starts the instrument's upstream subscription.
+    func ticks(of instrument: Int) -> Signal<Tick, NoError> {
+        connections[instrument].signal |> beforeStarted { [self] in connect(instrument) }
+    }
+
+    /// Starts `instrument`'s subscription, the first time it is asked for.
+    private func connect(_ instrument: Int) {
+        guard connected.withLock({ $0.insert(instrument).inserted }) else { return }
+        subscriptions.add(connections[instrument].connect())
+    }
+
+    /// Disposes every upstream subscription, now and any asked for later.
+    func dispose() {
+        subscriptions.dispose()
     }
 }

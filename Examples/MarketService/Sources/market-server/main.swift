@@ -12,7 +12,8 @@ import Tracing
 //               [--postgres postgres://USER@HOST:PORT/DATABASE] [--client-send-buffer BYTES]
 //               [--tracing memory] [--admin-token TOKEN] [--max-instruments-per-client N]
 //               [--inspector PATH] [--grpc-tls CERTIFICATE.pem,KEY.pem] [--upstream-ca CA.pem]
-//               [--ping-seconds N]
+//               [--ping-seconds N] [--nats URL[,URL…]] [--nats-role feed|relay]
+//               [--nats-replicas N]
 // Binds to 127.0.0.1. Stops gracefully on SIGTERM or SIGINT and then prints
 // SignalKit's live-object counters. --grpc-port serves the feed to other
 // instances; --upstream takes the ticks from such an instance instead of
@@ -28,7 +29,11 @@ import Tracing
 // --grpc-tls serves gRPC over TLS with that certificate and key, and
 // --upstream-ca calls the upstream over TLS, trusting that PEM file;
 // --ping-seconds sets how often each WebSocket is pinged (default 30; a
-// client that has not answered by the next ping is closed; 0: no pings).
+// client that has not answered by the next ping is closed; 0: no pings);
+// --nats connects to NATS: with --nats-role feed (the default) the instance
+// runs the feed and publishes its ticks, with relay it serves its clients
+// from them, and without --postgres the instrument list is a JetStream
+// stream of --nats-replicas copies (default 1).
 
 var configuration = MarketConfiguration()
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -73,6 +78,21 @@ while let argument = arguments.next() {
             fatalError("market-server: --postgres takes postgres://USER@HOST:PORT/DATABASE")
         }
         configuration.postgres = endpoint
+    case "--nats":
+        let servers = value.split(separator: ",").map(String.init)
+        guard !servers.isEmpty, servers.allSatisfy({ !$0.isEmpty }) else {
+            fatalError("market-server: --nats takes nats://HOST:PORT[,nats://HOST:PORT…]")
+        }
+        configuration.nats = servers
+    case "--nats-role":
+        guard let role = MarketConfiguration.NATSRole(rawValue: value) else {
+            fatalError("market-server: --nats-role takes feed or relay")
+        }
+        configuration.natsRole = role
+    case "--nats-replicas":
+        let replicas = integer()
+        guard [1, 3, 5].contains(replicas) else { fatalError("market-server: --nats-replicas takes 1, 3 or 5") }
+        configuration.natsReplicas = replicas
     case "--admin-token":
         guard !value.isEmpty else { fatalError("market-server: --admin-token needs a token") }
         configuration.adminToken = value
