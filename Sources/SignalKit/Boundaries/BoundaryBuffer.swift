@@ -13,10 +13,13 @@ import Synchronization
 // mutex, the policy applied to each value (drops counted and released
 // outside the lock, the `blocking` wait and its deadlock check, the
 // `failing` overflow), the depth the statistics read, and disposal. The
-// owners (`_BoundedQueue`, `_BoundedDelay`, the actor delivery, the task
-// drained buffer, the values iteration) add the consumer. The bounded hop
-// (BoundedHop.swift) keeps values in a lock-free ring of its own; its
-// `blocking` producers wait in the same place (Blocking.swift).
+// owners (`_BoundedDelay`, the actor delivery, the task drained buffer, the
+// values iteration) add the consumer. The bounded hop (BoundedHop.swift)
+// keeps values in a lock-free ring of its own, and the bounded `queue` is
+// the signal-of-signals engine's queueing mode (Engine/SignalQueueBound.swift);
+// both apply the same policy decision when full (`SignalBuffer.overflow`,
+// through `_FIFO.admit` for the queue) and make `blocking` producers wait in
+// the same place (Blocking.swift).
 
 /// What `admit` did with a value (non-generic: see BoundaryState.swift).
 enum _Admission {

@@ -3,8 +3,10 @@
 // The buffer of one bounded boundary's subscription, as a state machine kept
 // under its owner's lock: what a producer's value does to it (by policy),
 // what a terminal event does, and what the consumer takes. The owners (the
-// bounded mapToQueue and delayEvents, the actor delivery, the async
-// iteration) add the lock, the executor and the consumer. (The bounded
+// bounded delayEvents, the actor delivery, the async iteration) add the
+// lock, the executor and the consumer. What a full buffer does with one more
+// value is decided once, by `_FIFO.admit` (below), which the bounded
+// `queue` (the queue engine's bounded mode) calls too. (The bounded
 // `deliverOn` keeps a ring of its own: BoundedHop.swift.)
 
 // Not specialised: SignalKit's generic code runs for the user's value type
@@ -119,40 +121,24 @@ struct _BoundaryState<T, E: Sendable> {
             displaced.initialize(to: value)
             return .refused
         }
-        if waiting.count >= policy.capacity && !consumerWaiting {
-            switch policy.kind {
-            case .unbounded:
-                break
-            case .dropNewest:
-                displaced.initialize(to: value)
-                return .dropped
-            case .dropOldest, .latest:
-                // A capacity of 0 (`values(bufferingPolicy:)`) has no oldest
-                // to drop: the arriving value goes.
-                if waiting.isEmpty {
-                    displaced.initialize(to: value)
-                } else {
-                    displaced.initialize(to: waiting.removeFirst())
-                    waiting.append(value)
-                }
-                return .dropped
-            case .fail:
-                phase = .overflowed(policy.failure!)
-                overflow.exchange(with: &waiting)
-                displaced.initialize(to: value)
-                return .overflowed(startDrain: activateConsumer())
-            case .block:
-                displaced.initialize(to: value)
-                return .full
+        switch waiting.admit(
+            value, policy: policy, keepingAnyway: consumerWaiting, displaced: displaced, overflow: &overflow)
+        {
+        case .accepted(let depth):
+            var newMaximumDepth: Int?
+            if depth > maximumDepth {
+                maximumDepth = depth
+                newMaximumDepth = depth
             }
+            return .accepted(startDrain: activateConsumer(), newMaximumDepth: newMaximumDepth)
+        case .dropped:
+            return .dropped
+        case .overflowed:
+            phase = .overflowed(policy.failure!)
+            return .overflowed(startDrain: activateConsumer())
+        case .full:
+            return .full
         }
-        waiting.append(value)
-        var newMaximumDepth: Int?
-        if waiting.count > maximumDepth {
-            maximumDepth = waiting.count
-            newMaximumDepth = maximumDepth
-        }
-        return .accepted(startDrain: activateConsumer(), newMaximumDepth: newMaximumDepth)
     }
 
     /// Queues the terminal event (never dropped, never waits); returns
@@ -180,6 +166,69 @@ struct _BoundaryState<T, E: Sendable> {
         var dropped = _FIFO<T>()
         dropped.exchange(with: &waiting)
         return dropped
+    }
+}
+
+/// What `_FIFO.admit` did with a value.
+enum _FIFOAdmission {
+    /// Appended: `depth` values wait now.
+    case accepted(depth: Int)
+    /// The buffer was full: the dropped value (the arriving one or the oldest
+    /// waiting one) is in `displaced`.
+    case dropped
+    /// A `failing` policy overflowed: the waiting values were moved into
+    /// `overflow` and the arriving one into `displaced`.
+    case overflowed
+    /// A `blocking` policy is full: the value is in `displaced`, to be
+    /// offered again once there is room.
+    case full
+}
+
+extension _FIFO {
+    /// Applies `policy` to `value` arriving at these waiting values: the one
+    /// place that decides what a bounded buffer of waiting values does with
+    /// one more (`_BoundaryState.offer` for the boundaries, the queue
+    /// engine's bounded mode for `queue(buffer:)`; the bounded hop's ring,
+    /// not a FIFO, switches over the same `SignalBuffer.overflow`). `keepingAnyway` appends it whatever
+    /// the count (a consumer is waiting for it). The caller holds its lock
+    /// and releases what lands in `displaced` and `overflow` after
+    /// unlocking (a `deinit` may send to the signal).
+    @inline(__always)
+    mutating func admit<E>(
+        _ value: consuming Element,
+        policy: SignalBuffer<E>,
+        keepingAnyway: Bool = false,
+        displaced: UnsafeMutablePointer<Element>,
+        overflow: inout _FIFO<Element>
+    ) -> _FIFOAdmission {
+        if count >= policy.capacity && !keepingAnyway {
+            switch policy.overflow {
+            case .never:
+                break
+            case .dropNewest:
+                displaced.initialize(to: value)
+                return .dropped
+            case .dropOldest:
+                // A capacity of 0 (`values(bufferingPolicy:)`) has no oldest
+                // to drop: the arriving value goes.
+                if isEmpty {
+                    displaced.initialize(to: value)
+                } else {
+                    displaced.initialize(to: removeFirst())
+                    append(value)
+                }
+                return .dropped
+            case .fail:
+                overflow.exchange(with: &self)
+                displaced.initialize(to: value)
+                return .overflowed
+            case .block:
+                displaced.initialize(to: value)
+                return .full
+            }
+        }
+        append(value)
+        return .accepted(depth: count)
     }
 }
 

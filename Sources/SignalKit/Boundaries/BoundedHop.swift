@@ -229,8 +229,8 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             if before == 0 { startDrain() }
             return
         }
-        switch policy.kind {
-        case .unbounded:
+        switch policy.overflow {
+        case .never:
             // An unbounded policy never reaches the bounded hop (`deliverOn` keeps the unbounded one for it).
             preconditionFailure("SignalKit: the bounded hop was given an unbounded policy")  // invariant
         case .dropNewest:
@@ -238,7 +238,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             producing.unlock()
             counters.recordDrops(1)
             withExtendedLifetime(value) {}
-        case .dropOldest, .latest:
+        case .dropOldest:
             // The oldest waiting value leaves; the new one takes the last
             // place. `pending` counts both: it does not change.
             let dropped = (slots + (oldest & mask)).move()

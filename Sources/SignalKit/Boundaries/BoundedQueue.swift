@@ -1,177 +1,227 @@
 // This source file is part of SignalKit. Licensed under Apache License v2.0 (see LICENSE).
 
-// The bounded form of `queue` / `mapToQueue`: inner signals run one after
-// another, and those waiting for the running one to complete are a bounded
-// buffer (`_BoundaryBuffer`) under a `SignalBuffer` policy. The unbounded
-// forms keep the signal-of-signals engine (Engine/SignalQueueState.swift);
-// this runner is its queueing mode with a bound, and keeps its rules: an
-// inner is subscribed on the thread that delivers it when none runs, else on
-// the thread that completes the previous one; inners that complete while
-// being subscribed are run by a loop, in constant stack; any error fails the
-// output and nothing waiting is subscribed after it.
+// The bounded `queue`: `queue(buffer:)` and `mapToQueue(buffer:_:)` are the
+// signal-of-signals engine's queueing mode (Engine/SignalQueueState.swift)
+// with a `SignalBuffer` on its waiting inners, this file's `_QueueBound`
+// (the engine's `_SignalQueueBound`). The engine keeps its own run loop,
+// run-again gate, lock and waiting FIFO; an outer value goes through
+// `boundedOuterNext`, which starts the inner if none runs, else applies the
+// policy with the one admit decision the boundaries share (`_FIFO.admit`,
+// BoundaryState.swift), counts what it drops, and makes a `blocking`
+// producer wait (`_BlockedProducers` and `_ConsumerMark`, Blocking.swift).
+//
+// Blocking without holding the engine's spin lock: a producer under
+// `blocking` holds the bound's `admission` mutex from its look at the
+// waiting inners until it waits on it (the wait releases it); the engine,
+// after taking a waiting inner and unlocking, takes `admission` to wake the
+// waiting producers (`innerStarting`). So a wake-up is never lost between a
+// producer's look and its wait, and the spin lock is never held while a
+// thread sleeps. The other policies take no mutex.
 
-/// One subscription of a bounded `queue`.
+/// The bound of one bounded `queue` subscription (see the file header).
 ///
-/// `@unchecked Sendable`: `gate` and `outerCompleted` are guarded by `mutex`
-/// (the base class's); the rest is immutable or thread-safe. The consumer is
-/// the running inner: `state.consumerActive` while one runs, and
-/// `consumer`'s thread the one inside its `_start`, while it is there.
-final class _BoundedQueue<R, E: Sendable>: _BoundaryBuffer<Signal<R, E>, E>, Disposable, @unchecked Sendable {
-    private let downstream: Subscriber<R, E>
-    let outer = MetaDisposable()
-    private let current = MetaDisposable()
-    /// The loop in `run` (the run-again gate every subscribing loop shares):
-    /// running while an inner's `_start` runs, due when it completed there.
-    private nonisolated(unsafe) var gate = _RunAgainGate()
-    private nonisolated(unsafe) var outerCompleted = false
+/// `@unchecked Sendable`: `consumer` and `producersCounted` are guarded by
+/// `admission` (which exists under `blocking`, the only policy that reads
+/// them); `maximumDepth` by the engine's spin lock; the rest is immutable or
+/// thread-safe.
+final class _QueueBound<R, E: Sendable>: _SignalQueueBound<R, E>, @unchecked Sendable {
+    let policy: SignalBuffer<E>
+    let counters: _BufferCounts
+    /// Where `blocking` producers wait, and the mutex they wait with (nil for
+    /// the other policies).
+    let blocked: _BlockedProducers?
+    let admission: _Mutex?
+    /// The consumer: the thread inside the running inner's `_start`, while
+    /// it is there (`blocking` only): a producer there would wait for itself.
+    nonisolated(unsafe) var consumer = _ConsumerMark()
+    /// The most inners that waited at once (guarded by the engine's lock).
+    nonisolated(unsafe) var maximumDepth = 0
+    /// `stopProducers` counted the producers waiting then (guarded by
+    /// `admission`): one of them that finds the engine stopped does not count
+    /// its inner again.
+    nonisolated(unsafe) var producersCounted = false
 
-    init(downstream: Subscriber<R, E>, policy: SignalBuffer<E>, counters: _BufferCounts) {
-        self.downstream = downstream
-        super.init(policy: policy, counters: counters)
-    }
-
-    // MARK: Outer events
-
-    func outerNext(_ inner: Signal<R, E>) {
-        switch admit(inner, consumerName: "inner signal's subscription") {
-        case .accepted(let startNow):
-            // Nothing was running: the inner just queued is the one to start.
-            if startNow { perform(mutex.withLock { takeNextLocked() }) }
-        case .handled:
-            break
-        case .overflowed:
-            downstream.putError(overflowError)
+    init(policy: SignalBuffer<E>, counters: _BufferCounts) {
+        self.policy = policy
+        self.counters = counters
+        if policy.overflow == .block {
+            blocked = _BlockedProducers()
+            admission = _Mutex()
+        } else {
+            blocked = nil
+            admission = nil
         }
     }
 
-    func outerFailed(_ error: E) {
-        // The error goes ahead of the inners waiting: they are drops.
-        disposeBuffer(droppingWaiting: true)
-        downstream.putError(error)
+    deinit {
+        admission?.destroy()
     }
 
-    func outerCompletedEvent() {
-        let complete = mutex.withLock { () -> Bool in
-            outerCompleted = true
-            return !state.consumerActive && state.waiting.isEmpty
+    override func outerNext(_ state: _SignalQueueState<R, E>, _ inner: Signal<R, E>, _ downstream: Subscriber<R, E>) {
+        state.boundedOuterNext(inner, downstream, self)
+    }
+
+    /// An inner is about to be subscribed on this thread (after the engine
+    /// took it, lock released): under `blocking`, marks the thread as the
+    /// consumer and wakes the producers waiting for room.
+    override func innerStarting() {
+        guard let admission else { return }
+        admission.lock()
+        consumer.markThread()
+        blocked!.wake()
+        admission.unlock()
+    }
+
+    /// The inner's `_start` returned: the thread is no longer the consumer.
+    override func innerSubscribed() {
+        guard let admission else { return }
+        admission.withLock { consumer.clearThread() }
+    }
+
+    /// The subscription stopped (an error, an overflow, disposal): the
+    /// producers waiting for room are counted as drops here, before the
+    /// subscription can leave its statistics, and woken to release their
+    /// inners. Called once the engine is stopped (again by a disposal after
+    /// an error: it counts nothing more).
+    func stopProducers() {
+        guard let admission else { return }
+        admission.lock()
+        // Only the first stop counts: no producer starts waiting after it.
+        let waiting = producersCounted ? 0 : blocked!.count
+        producersCounted = true
+        blocked!.wake()
+        admission.unlock()
+        counters.recordDrops(waiting)
+    }
+
+    /// The output fails (an outer or inner error; the engine is stopped):
+    /// the inners waiting are counted as drops (subscribed + dropped ==
+    /// sent), and the producers waiting for room drop theirs.
+    override func failed(_ state: _SignalQueueState<R, E>) {
+        let waiting = state.mutex.withLock { () -> _FIFO<Signal<R, E>> in
+            var waiting = _FIFO<Signal<R, E>>()
+            waiting.exchange(with: &state.state.waiting)
+            return waiting
         }
-        if complete { downstream.putCompletion() }
+        counters.recordDrops(waiting.count)
+        // Released here, outside the lock.
+        withExtendedLifetime(waiting) {}
+        stopProducers()
     }
 
-    // MARK: Inner signals
-
-    /// What follows a completed inner.
-    private enum Next {
-        case start(Signal<R, E>)
-        case complete
-        case idle
+    /// Disposed (the engine is stopped, its waiting inners released
+    /// uncounted): the producers waiting for room drop their inners
+    /// (counted); then the subscription leaves its statistics' live count.
+    override func disposed(_ state: _SignalQueueState<R, E>) {
+        stopProducers()
+        counters.detach(ObjectIdentifier(state))
     }
 
-    /// The next waiting inner, or the end of the run (mutex held).
-    private func takeNextLocked() -> Next {
-        if state.isOpen, let next = state.waiting.popFirst() {
-            wakeBlockedProducersLocked()
-            return .start(next)
-        }
-        state.consumerActive = false
-        return outerCompleted && state.waiting.isEmpty && state.isOpen ? .complete : .idle
+    /// The engine is freed: it leaves the live count at the latest now.
+    override func released(_ state: _SignalQueueState<R, E>) {
+        counters.detach(ObjectIdentifier(state))
     }
+}
 
-    /// Subscribes `first`, then, as long as each inner completes while it is
-    /// being subscribed, the next waiting one (in constant stack).
-    private func run(_ first: Signal<R, E>) {
-        var signal = first
+extension _SignalQueueState: _BufferDepthSource {
+    /// The inners waiting now (for the buffer statistics).
+    var waitingCount: Int {
+        mutex.withLock { state.waiting.count }
+    }
+}
+
+extension _SignalQueueState where E: Sendable {
+    /// The queueing mode bounded by `bound`: an outer value. Starts `inner` if none runs; else
+    /// applies the policy (counted drops, a `failing` overflow that fails the
+    /// output, a `blocking` wait for room).
+    func boundedOuterNext(_ inner: consuming Signal<R, E>, _ downstream: Subscriber<R, E>, _ bound: _QueueBound<R, E>) {
+        let policy = bound.policy
+        var inner = _inSenderContext(inner)
+        bound.admission?.lock()
+        // A producer that waited and then finds the engine stopped drops its
+        // inner (counted: it was sent, by `stopProducers` if it was waiting
+        // then); one that arrives after the end is refused.
+        var waited = false
         while true {
-            mutex.withLock {
-                consumer.markThread()
-                gate.restart()
-            }
-            current.set(signal._start(_BoundedQueueInnerSink(queue: self)))
-            mutex.lock()
-            consumer.clearThread()
-            guard gate.endTurn() else {
-                // Still running: its completion takes the next one.
+            var overflow = _FIFO<Signal<R, E>>()
+            let outcome = withUnsafeTemporaryAllocation(of: Signal<R, E>.self, capacity: 1) {
+                slot -> (start: Int?, admission: _FIFOAdmission?, displaced: Signal<R, E>?, depth: Int?) in
+                let displaced = slot.baseAddress!
+                mutex.lock()
+                if state.stopped {
+                    mutex.unlock()
+                    return (nil, nil, nil, nil)
+                }
+                if !state.executing {
+                    let index = state.begin()
+                    publishCurrent(index)
+                    mutex.unlock()
+                    return (index, nil, nil, nil)
+                }
+                let admitted = state.waiting.admit(inner, policy: policy, displaced: displaced, overflow: &overflow)
+                var newDepth: Int?
+                switch admitted {
+                case .accepted(let depth):
+                    if depth > bound.maximumDepth {
+                        bound.maximumDepth = depth
+                        newDepth = depth
+                    }
+                case .overflowed:
+                    state.stopped = true
+                case .dropped, .full:
+                    break
+                }
                 mutex.unlock()
+                let moved: Signal<R, E>? = if case .accepted = admitted { nil } else { displaced.move() }
+                return (nil, admitted, moved, newDepth)
+            }
+            switch (outcome.start, outcome.admission) {
+            case (let index?, _):
+                bound.admission?.unlock()
+                return run(inner, index: index, downstream)
+            case (nil, nil):
+                // Stopped: refused, or dropped after waiting (counted before
+                // `admission` is let go, so before `stopProducers` returns).
+                if waited && !bound.producersCounted { bound.counters.recordDrops(1) }
+                bound.admission?.unlock()
                 return
+            case (nil, .accepted?):
+                bound.admission?.unlock()
+                if let depth = outcome.depth { bound.counters.recordDepth(depth) }
+                return
+            case (nil, .dropped?):
+                bound.admission?.unlock()
+                bound.counters.recordDrops(1)
+                // Released here, outside the lock: a deinit may send to the signal.
+                _ = outcome.displaced
+                return
+            case (nil, .overflowed?):
+                bound.admission?.unlock()
+                bound.counters.recordOverflow()
+                bound.counters.recordDrops(overflow.count + 1)
+                _ = outcome.displaced
+                withExtendedLifetime(overflow) {}
+                bound.stopProducers()
+                return downstream.putError(policy.overflowError)
+            case (nil, .full?):
+                // `blocking`: wait for room with `admission` held (see the
+                // file header), unless this thread is the consumer.
+                inner = outcome.displaced!
+                let blocked = bound.blocked!
+                let admission = bound.admission!
+                blocked.wait(
+                    on: admission, callerIsConsumer: bound.consumer.isCaller(), consumer: "inner signal's subscription",
+                    boundary: "boundary", counters: bound.counters,
+                    beforeStopping: { admission.unlock() })
+                waited = true
             }
-            let next = takeNextLocked()
-            mutex.unlock()
-            switch next {
-            case .start(let nextSignal): signal = nextSignal
-            case .complete: return downstream.putCompletion()
-            case .idle: return
-            }
         }
     }
 
-    private func perform(_ next: Next) {
-        switch next {
-        case .start(let signal): run(signal)
-        case .complete: downstream.putCompletion()
-        case .idle: break
-        }
-    }
-
-    fileprivate func innerCompleted() {
-        mutex.lock()
-        if gate.isRunning {
-            // The loop in `run` takes the next one.
-            gate.markDue()
-            mutex.unlock()
-            return
-        }
-        let next = takeNextLocked()
-        mutex.unlock()
-        perform(next)
-    }
-
-    fileprivate func innerFailed(_ error: E) {
-        disposeBuffer(droppingWaiting: true)
-        downstream.putError(error)
-    }
-
-    fileprivate func innerNext(_ value: R) {
-        downstream.putNext(value)
-    }
-
-    // MARK: Disposal
-
-    /// Disposes the running inner, then the outer; releases the waiting
-    /// inners (nothing is subscribed after disposal).
-    func dispose() {
-        disposeBuffer()
-        current.dispose()
-        outer.dispose()
-    }
 }
 
-/// The running inner's events.
-struct _BoundedQueueInnerSink<R, E: Sendable>: _InlineSink {
-    typealias Input = R
-    typealias Failure = E
-
-    let queue: _BoundedQueue<R, E>
-
-    func putNext(_ value: R, from _: _SubscriptionBase) { queue.innerNext(value) }
-    func putError(_ error: E) { queue.innerFailed(error) }
-    func putCompletion() { queue.innerCompleted() }
-}
-
-/// The outer's events: `transform` makes each inner when its value arrives.
-struct _BoundedQueueOuterSink<T, R, E: Sendable>: _InlineSink {
-    typealias Input = T
-    typealias Failure = E
-
-    let queue: _BoundedQueue<R, E>
-    let transform: @Sendable (T) -> Signal<R, E>
-
-    func putNext(_ value: T, from _: _SubscriptionBase) { queue.outerNext(_inSenderContext(transform(value))) }
-    func putError(_ error: E) { queue.outerFailed(error) }
-    func putCompletion() { queue.outerCompletedEvent() }
-}
-
-/// The shell of a bounded `queue` / `mapToQueue`, counted under the outer's
-/// name.
+/// The shell of a bounded `queue` / `mapToQueue`: the engine's queueing
+/// mode under `buffer`, counted under the outer's name.
 func _boundedQueue<T, R, E: Sendable>(
     _ outer: Signal<T, E>,
     buffer: SignalBuffer<E>,
@@ -179,8 +229,18 @@ func _boundedQueue<T, R, E: Sendable>(
 ) -> Signal<R, E> {
     let account = _BufferAccount(name: outer.description, buffer: buffer)
     return Signal { subscriber in
-        let queue = _BoundedQueue(downstream: subscriber, policy: buffer, counters: account.open())
-        queue.outer.set(outer._start(_BoundedQueueOuterSink(queue: queue, transform: transform)))
-        return queue
+        let bound = _QueueBound<R, E>(policy: buffer, counters: account.open())
+        let state = _SignalQueueState<R, E>(mode: .queueing, bound: bound)
+        bound.counters.attach(state)
+        let sink = _SignalQueueOuterSink(
+            state: state,
+            downstream: subscriber,
+            transform: transform,
+            promoteError: { $0 }
+        ) { sink, value in
+            sink.state.outerNext(sink.transform(value), sink.downstream)
+        }
+        state.setOuter(outer._start(sink))
+        return state
     }
 }

@@ -105,6 +105,9 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     @usableFromInline let mode: Mode
+    /// The bound on the waiting inners of a bounded `queue` (queueing mode
+    /// only); nil: unbounded.
+    @usableFromInline let bound: _SignalQueueBound<R, E>?
     /// Every critical section below only moves state (no call out, nothing
     /// released inside: replaced values are returned and dropped after
     /// unlocking), which is what `_SpinLock` requires.
@@ -115,8 +118,13 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     private let currentIndex = Synchronization.Atomic<Int>(0)
 
     @inlinable
-    init(mode: Mode) {
+    init(mode: Mode, bound: _SignalQueueBound<R, E>? = nil) {
         self.mode = mode
+        self.bound = bound
+    }
+
+    deinit {
+        bound?.released(self)
     }
 
     // MARK: Outer events
@@ -136,6 +144,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     /// it on to `run` costs no retain and release per inner.
     @inlinable
     func outerNext(_ inner: consuming Signal<R, E>, _ downstream: Subscriber<R, E>) {
+        if let bound { return bound.outerNext(self, inner, downstream) }
         // An inner that waits is subscribed later, on the thread that
         // completes the one before it: in its sender's context.
         var inner = inner
@@ -175,6 +184,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     @usableFromInline
     func outerFailed(_ error: E, _ downstream: Subscriber<R, E>) {
         mutex.withLock { state.stopped = true }
+        bound?.failed(self)
         downstream.putError(error)
     }
 
@@ -209,7 +219,9 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
             state.stopped = true
             return true
         }
-        if current { downstream.putError(error) }
+        guard current else { return }
+        bound?.failed(self)
+        downstream.putError(error)
     }
 
     @inlinable
@@ -250,7 +262,9 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
             let sink = _SignalQueueInnerSink(state: self, downstream: downstream, index: index) { state, index, downstream in
                 state.innerCompleted(index, downstream)
             }
+            bound?.innerStarting()
             let handle = signal._start(sink)
+            bound?.innerSubscribed()
             mutex.lock()
             let (toDispose, next) = installLocked(handle, index: index)
             mutex.unlock()
@@ -310,6 +324,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         var waiting = _FIFO<Signal<R, E>>()
         mutex.withLock { swap(&waiting, &state.waiting) }
         _ = waiting
+        bound?.disposed(self)
     }
 }
 
@@ -406,6 +421,39 @@ func _signalQueue<T, EO, R, E>(
         state.setOuter(outer._start(sink))
         return state
     }
+}
+
+/// What bounds the waiting inners of the queueing mode: overridden by the
+/// bounded `queue`'s `_QueueBound` (Boundaries/BoundedQueue.swift, which
+/// applies a `SignalBuffer`). The engine calls it only when it has one.
+///
+/// `@unchecked Sendable`: no state of its own; subclasses say theirs.
+@usableFromInline
+class _SignalQueueBound<R, E>: @unchecked Sendable {
+    @usableFromInline init() {}
+
+    /// An outer value, in place of the unbounded queueing path: starts the
+    /// inner if none runs, else queues it under the bound.
+    @usableFromInline
+    func outerNext(_ state: _SignalQueueState<R, E>, _ inner: Signal<R, E>, _ downstream: Subscriber<R, E>) {
+        preconditionFailure("_SignalQueueBound.outerNext is overridden")  // invariant
+    }
+
+    /// An inner is about to be subscribed on this thread (no lock held).
+    @usableFromInline func innerStarting() {}
+
+    /// That inner's `_start` returned (no lock held).
+    @usableFromInline func innerSubscribed() {}
+
+    /// The output fails with an outer or inner error (the engine stopped,
+    /// before the error is delivered).
+    @usableFromInline func failed(_ state: _SignalQueueState<R, E>) {}
+
+    /// The engine was disposed (its waiting inners released).
+    @usableFromInline func disposed(_ state: _SignalQueueState<R, E>) {}
+
+    /// The engine is being freed.
+    @usableFromInline func released(_ state: _SignalQueueState<R, E>) {}
 }
 
 /// `inner`, made to be subscribed in the calling code's context wherever it

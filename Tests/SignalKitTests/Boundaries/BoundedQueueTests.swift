@@ -186,6 +186,52 @@ import Testing
         handle.dispose()
     }
 
+    /// A producer waiting for room, released by the end of the output: its
+    /// inner is dropped and counted (before the name's entry goes, under a
+    /// retention of zero), never subscribed; waiting inners are counted after
+    /// an error, not after a disposal.
+    @Test(arguments: ["dispose", "inner error"])
+    func aBlockedProducerIsReleasedByTheEndOfTheOutput(ending: String) {
+        let name = "QueueBufferTests.blockedRelease.\(ending)"
+        SignalKitDebug._setBufferStatisticsRetention(.zero, forNamesWithPrefix: name)
+        defer { SignalKitDebug._setBufferStatisticsRetention(nil, forNamesWithPrefix: name) }
+        let probe = SignalBufferProbe()
+        let outer = ValuePipe<Int>()
+        let running = ValuePipe<Int>()
+        let failing = Signal<Int, String> { subscriber in
+            running.signal().start(next: { _ in subscriber.putError("inner failed") })
+        }
+        let subscribed = Mutex<[Int]>([])
+        let log = EventLog()
+        let handle = log.start(
+            outer.signal()
+                |> castError(String.self)
+                |> named(name)
+                |> mapToQueue(buffer: SignalBuffer<String>.blocking(beyond: 1).counted(by: probe)) { index in
+                    deferred {
+                        subscribed.withLock { $0.append(index) }
+                        return failing
+                    }
+                })
+        let producer = DispatchGroup()
+        DispatchQueue(label: "queue.block.release").async(group: producer) {
+            // 0 runs, 1 waits, 2 blocks until the end releases it.
+            for index in 0..<3 { outer.putNext(index) }
+        }
+        waitUntil { probe.statistics.blockedSends == 1 }
+        if ending == "dispose" {
+            handle.dispose()
+        } else {
+            running.putNext(0)
+        }
+        producer.wait()
+        #expect(subscribed.withLock { $0 } == [0], "nothing is subscribed after the end")
+        #expect(probe.statistics.drops == (ending == "dispose" ? 1 : 2), "the blocked inner, and the waiting one after an error")
+        #expect(log.events == (ending == "dispose" ? [] : ["error inner failed"]))
+        #expect(SignalKitDebug.bufferStatistics().first { $0.name == name } == nil, "the entry went after the drops")
+        handle.dispose()
+    }
+
     @Test func blockingFromInsideTheRunningInnersSubscriptionStopsWithAMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let outer = ValuePipe<Int>()
