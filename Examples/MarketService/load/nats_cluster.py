@@ -108,13 +108,23 @@ class Client:
         self.name, self.port = name, port
         self.updates = []
         self.failure = None
+        self.connection = None
+        self.stopping = False
+
+    async def stop(self):
+        """Closes the WebSocket, which ends `run` (not a cancellation: Python 3.11's `wait_for` can
+        swallow one that comes as its message arrives, and the loop would go on reading)."""
+        self.stopping = True
+        if self.connection is not None:
+            await self.connection.close()
 
     async def run(self, connected):
         try:
             async with websockets.connect(f"ws://127.0.0.1:{self.port}/ws?instruments=3,7") as connection:
+                self.connection = connection
                 connected.set_result(None)
                 last = {}
-                while True:
+                while not self.stopping:
                     update = await next_update(connection, timeout=20)
                     for instrument, (sequence, _) in update.items():
                         if sequence < last.get(instrument, 0):
@@ -124,6 +134,9 @@ class Client:
                     self.updates.append((time.monotonic_ns(), update))
         except asyncio.CancelledError:
             raise
+        except websockets.exceptions.ConnectionClosed:
+            if not self.stopping:
+                self.failure = f"{self.name}: the WebSocket closed"
         except Exception as error:  # noqa: BLE001 - reported by the check that reads it
             self.failure = f"{self.name}: {type(error).__name__}: {error}"
             if not connected.done():
@@ -274,10 +287,11 @@ async def run(options, work):
         results["late_r3_listing"] = late
 
         # 5. Every instance stops cleanly.
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in clients:
+            await client.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), 15)
         tasks.clear()
+        check_clients()
         for name in ("R3", "R2", "R1", "F"):
             process, _ = instances.pop(name)
             await stop_instance(process, logs[name], f"instance {name}")
