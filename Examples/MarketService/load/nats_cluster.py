@@ -30,20 +30,18 @@ Needs the `websockets` package (PyPI) and nats-server.
 """
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import signal
 import socket
-import sys
-import tempfile
 import time
-import traceback
 import urllib.request
 
 import websockets
 
-from two_instances import ADMIN_TOKEN, fields, free_port, http, next_update, start_instance, stats, stop_instance, wait_until
+from two_instances import (
+    ADMIN_TOKEN, fields, free_port, http, next_update, run_check, start_instance, stats, stop_instance, wait_until,
+)
 
 INSTRUMENTS = 20
 WATCHED = [3, 7]
@@ -315,20 +313,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True, help="the market-server binary")
     parser.add_argument("--nats-server", default=shutil.which("nats-server") or "/usr/sbin/nats-server")
-    options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        try:
-            results = asyncio.run(asyncio.wait_for(run(options, work), 170))
-        except (AssertionError, asyncio.TimeoutError) as failure:
-            for name in sorted(os.listdir(work)):
-                path = os.path.join(work, name)
-                if name.endswith(".log"):
-                    print(f"--- {name} (last lines)", file=sys.stderr)
-                    print("".join(open(path).readlines()[-20:]), file=sys.stderr)
-            print(traceback.format_exc(), file=sys.stderr)
-            print(f"FAILED: {failure or 'timed out'}", file=sys.stderr)
-            sys.exit(1)
-    print(json.dumps(results))
+    run_check(run, parser.parse_args())
 
 
 if __name__ == "__main__":

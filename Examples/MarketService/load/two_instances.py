@@ -458,14 +458,20 @@ def main():
         "--postgres-restart", help="a script that kills the PostgreSQL server with SIGKILL and starts it again"
     )
     parser.add_argument("--tls-dir", help="a folder with cert.pem and key.pem: the instances talk gRPC over TLS")
-    options = parser.parse_args()
+    run_check(run, parser.parse_args())
+
+
+def run_check(run, options, seconds=170):
+    """Runs `run(options, work)` in a temporary folder within `seconds` and prints its results as
+    one JSON line; on a failed check or a timeout, prints the last lines of every instance's log
+    (the `*.log` files in the folder) and the failure, and exits 1."""
     with tempfile.TemporaryDirectory() as work:
         try:
-            results = asyncio.run(asyncio.wait_for(run(options, work), 170))
+            results = asyncio.run(asyncio.wait_for(run(options, work), seconds))
         except (AssertionError, asyncio.TimeoutError) as failure:
-            for name in ("a.log", "a.log.restarted", "b.log"):
+            for name in sorted(os.listdir(work)):
                 path = os.path.join(work, name)
-                if os.path.exists(path):
+                if ".log" in name and os.path.isfile(path):
                     print(f"--- {name} (last lines)", file=sys.stderr)
                     print("".join(open(path).readlines()[-20:]), file=sys.stderr)
             print(traceback.format_exc(), file=sys.stderr)
