@@ -24,6 +24,9 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         error: ((E) -> Void)?,
         completed: (() -> Void)?
     ) -> _Subscription<T, E> {
+        if case .none = next, case .none = error, case .none = completed {
+            return _CallbacklessSubscription<T, E>.makeCallbackless()
+        }
         let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + _callbackWords
@@ -193,7 +196,7 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
     /// are read inside the flag's reader guard. SignalKit's own operator
     /// sinks are pinned (they live as long as the subscriber, which the
     /// caller holds): they always report their callbacks as held.
-    final var heldCallbacks: (Bool, Bool, Bool) {
+    var heldCallbacks: (Bool, Bool, Bool) {
         guard releasesSinkOnTermination else {
             return isTerminated ? (false, false, false) : (true, true, true)
         }
@@ -202,6 +205,39 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
         exitReaderGuard(ticket)
         return held
     }
+}
+
+/// A subscription started without callbacks (`start()`, a `Subscriber`
+/// with none): its tail has no room for them (104 bytes where one with
+/// callbacks takes 152: W22's `never().start()`). Its values are dropped
+/// and its terminal events end it as any subscription's do (the terminal
+/// transition, the keep-alive objects, then the generator's disposable).
+///
+/// `@unchecked Sendable`: as `_Subscription`; it adds no state.
+@usableFromInline
+final class _CallbacklessSubscription<T, E>: _Subscription<T, E>, @unchecked Sendable {
+    /// Allocates and initialises one (specialised in the caller, as `make`).
+    @inlinable
+    static func makeCallbackless() -> _Subscription<T, E> {
+        let pointer = ManagedBufferPointer<_SubscriptionHeader, UInt64>(
+            bufferClass: self,
+            minimumCapacity: _subscriptionTailWords
+        ) { _, _ in
+            // Nothing in the tail to release: the terminal calls take the
+            // path of a pinned sink, whose hooks do nothing here.
+            _SubscriptionHeader(releasesSinkOnTermination: false)
+        }
+        let subscription = unsafeDowncast(pointer.buffer, to: self)
+        subscription.initializeStorage()
+        return subscription
+    }
+
+    /// No callback: a value is dropped.
+    @usableFromInline
+    override func putNext(_ value: T) {}
+
+    /// None, ever.
+    override var heldCallbacks: (Bool, Bool, Bool) { (false, false, false) }
 }
 
 // ---------------------------------------------------------------------------

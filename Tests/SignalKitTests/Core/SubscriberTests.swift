@@ -182,6 +182,36 @@ import Testing
             ])
     }
 
+    /// `start()` with no callbacks keeps no room for them; its subscription
+    /// still ends as any does: the terminal event disposes the generator's
+    /// disposable and releases what it keeps alive, once, and the values
+    /// before it go nowhere.
+    @Test(arguments: ["completed", "error", "dispose"])
+    func aSubscriptionWithoutCallbacksEndsAsAnyDoes(ending: String) {
+        let log = EventLog()
+        let source = Shared<Subscriber<Int, String>?>(nil)
+        let handle = Signal<Int, String> { subscriber in
+            subscriber.keepAlive(Probe("kept") { log.append("\($0) released") })
+            source.value = subscriber
+            return ActionDisposable { log.append("inner disposed") }
+        }.start()
+        let subscriber = source.value!
+        #expect(
+            "\(subscriber)"
+                == "Subscriber { next: nil, error: nil, completed: nil, disposable: hasValue, terminated: false }")
+        subscriber.putNext(1)
+        switch ending {
+        case "completed": subscriber.putCompletion()
+        case "error": subscriber.putError("e")
+        default: handle.dispose()
+        }
+        subscriber.putCompletion()
+        #expect(log.events == ["inner disposed", "kept released"])
+        #expect("\(subscriber)" == "Subscriber { next: nil, error: nil, completed: nil, disposable: nil, terminated: true }")
+        handle.dispose()
+        #expect(log.events == ["inner disposed", "kept released"])
+    }
+
     @Test(arguments: ["completed", "error"])
     func aKeepAliveRegisteredInsideTheTerminalCallbackIsHeldUntilTheHandleIsDisposed(terminal: String) {
         let log = EventLog()
