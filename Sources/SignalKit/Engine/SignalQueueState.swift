@@ -64,22 +64,25 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         case start(Signal<R, E>, index: Int)
     }
 
+    /// Its fields are declared word-sized first and the flags last, where
+    /// they pack into the words' tail: a subscription's engine is one
+    /// malloc size class smaller for it (W22's `mapToSignal`).
     @usableFromInline
     struct State {
-        /// An inner is running (subscribed, not completed).
-        @usableFromInline var executing = false
         /// The number of the latest inner started (1, 2, …).
         @usableFromInline var index = 0
-        /// Running: the latest inner's `_start` has not returned yet; due:
-        /// that inner completed before it returned.
-        @usableFromInline var gate = _RunAgainGate()
         /// Waiting inners: all of them (queueing), or the latest (throttling).
         @usableFromInline var waiting = _FIFO<Signal<R, E>>()
+        @usableFromInline var slot = _StepSlot()
+        @usableFromInline var outer: (any Disposable)?
+        /// An inner is running (subscribed, not completed).
+        @usableFromInline var executing = false
         @usableFromInline var outerCompleted = false
         /// An error or disposal happened: nothing more is subscribed.
         @usableFromInline var stopped = false
-        @usableFromInline var slot = _StepSlot()
-        @usableFromInline var outer: (any Disposable)?
+        /// Running: the latest inner's `_start` has not returned yet; due:
+        /// that inner completed before it returned.
+        @usableFromInline var gate = _RunAgainGate()
 
         @inlinable init() {}
 
@@ -104,17 +107,20 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         }
     }
 
-    @usableFromInline let mode: Mode
+    // Stored in this order so that the one-byte fields fill the end of
+    // `state` (see `State`): the object is 152 bytes.
+
     /// The bound on the waiting inners of a bounded `queue` (queueing mode
     /// only); nil: unbounded.
     @usableFromInline let bound: _SignalQueueBound<R, E>?
+    /// Guarded by `mutex`: the lock makes accesses exclusive, so Swift's
+    /// dynamic exclusivity check is off (it cost more than the lock).
+    @exclusivity(unchecked) @usableFromInline var state = State()
+    @usableFromInline let mode: Mode
     /// Every critical section below only moves state (no call out, nothing
     /// released inside: replaced values are returned and dropped after
     /// unlocking), which is what `_SpinLock` requires.
     @usableFromInline let mutex = _SpinLock()
-    /// Guarded by `mutex`: the lock makes accesses exclusive, so Swift's
-    /// dynamic exclusivity check is off (it cost more than the lock).
-    @exclusivity(unchecked) @usableFromInline var state = State()
     private let currentIndex = Synchronization.Atomic<Int>(0)
 
     @inlinable
