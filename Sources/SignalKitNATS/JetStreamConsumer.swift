@@ -232,7 +232,11 @@ extension NATSJetStream {
     /// ordered consumer): each delivery's consumer sequence must follow the
     /// one before; on a gap, a lost consumer or a lost pull, a new consumer
     /// is made from the stream sequence after the last one delivered, and
-    /// a message at or before it is never delivered twice. Flow control,
+    /// a message at or before it is never delivered twice. A consumer that
+    /// cannot be made for now (no answer in time, no responders, not
+    /// connected, the server's 503: a cluster electing a leader) is asked
+    /// for again, with a backoff from 50 ms to 1 s, as long as the
+    /// subscription lives; a stream that does not exist fails it. Flow control,
     /// threading, termination and disposal are those of
     /// ``consume(stream:consumer:from:filterSubject:buffer:acknowledgement:pullExpiry:)``.
     public func replayThenFollow(
@@ -255,7 +259,7 @@ extension NATSJetStream {
                 subscriber: subscriber
             )
             puller.start { [weak puller] () async throws(NATSError) -> String in
-                try await puller?.makeOrderedConsumer() ?? ""
+                try await puller?.makeOrderedConsumerRetrying(while: _Puller.isTransient) ?? ""
             }
             return puller
         } |> named("nats.replayThenFollow(\(stream)\(subject.map { ", subject: \($0)" } ?? ""))")
@@ -386,6 +390,34 @@ final class _Puller: Disposable, Sendable, _AnswerObserver {
         ).json(acknowledged: false)
         config["mem_storage"] = true
         return try await jetStream.createConsumer(stream: stream, config).name
+    }
+
+    /// `makeOrderedConsumer`, made again after a failure `retrying` accepts
+    /// (with a jittered backoff from 50 ms to 1 s), until it is made, another
+    /// error (thrown), or disposal (the last error thrown).
+    func makeOrderedConsumerRetrying(while retrying: (NATSError) -> Bool) async throws(NATSError) -> String {
+        let backoff = SignalBackoff(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))
+        var failures = 0
+        while true {
+            do throws(NATSError) {
+                return try await makeOrderedConsumer()
+            } catch {
+                guard retrying(error), !state.withLock({ $0.disposed }) else { throw error }
+                failures += 1
+                try? await Task.sleep(for: backoff.jitteredDelay(afterFailures: failures))
+            }
+        }
+    }
+
+    /// What a JetStream API call meets while a cluster elects a leader or
+    /// the connection is down, and is worth trying again: no answer in
+    /// time, no responders, not connected, or the server's 503.
+    static func isTransient(_ error: NATSError) -> Bool {
+        switch error {
+        case .timeout, .noResponders, .notConnected: true
+        case .jetStream(let apiError): apiError.code == 503
+        default: false
+        }
     }
 
     /// Sends a pull for what the subscriber can still take, when that is
@@ -530,31 +562,28 @@ final class _Puller: Disposable, Sendable, _AnswerObserver {
         }
         guard go else { return }
         Task { [self] in
-            let backoff = SignalBackoff(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))
-            var failures = 0
-            while !state.withLock({ $0.disposed }) {
-                do throws(NATSError) {
-                    let name = try await makeOrderedConsumer()
-                    let old = state.withLock { state in
-                        defer { state.consumer = name }
-                        return state.consumer
-                    }
-                    if let old { deleteConsumer(old) }
-                    state.withLock { state in
-                        state.expectedConsumerSequence = 1
-                        state.resetting = false
-                    }
-                    pull()
-                    return
-                } catch {
-                    if case .jetStream(let apiError) = error, apiError.errorCode == NATSJetStreamAPIError.streamNotFound {
-                        fail(error)
-                        return
-                    }
-                    failures += 1
-                    try? await Task.sleep(for: backoff.jitteredDelay(afterFailures: failures))
+            // The consumer was made once with this configuration: every
+            // error but a stream that is gone is worth trying again.
+            let name: String
+            do throws(NATSError) {
+                name = try await makeOrderedConsumerRetrying { error in
+                    guard case .jetStream(let apiError) = error else { return true }
+                    return apiError.errorCode != NATSJetStreamAPIError.streamNotFound
                 }
+            } catch {
+                fail(error)
+                return
             }
+            let old = state.withLock { state in
+                defer { state.consumer = name }
+                return state.consumer
+            }
+            if let old { deleteConsumer(old) }
+            state.withLock { state in
+                state.expectedConsumerSequence = 1
+                state.resetting = false
+            }
+            pull()
         }
     }
 

@@ -519,6 +519,37 @@ func eventuallyAsync(timeout: Duration = .seconds(10), _ condition: () async -> 
         #expect(await eventuallyAsync { (try? await js.streamInfo("S").consumerCount) == 0 })
     }
 
+    /// A consumer that cannot be made for now (the server stopped: each
+    /// request times out) is asked for again until the server answers; a
+    /// stream that does not exist fails the signal.
+    @Test func replayThenFollowMakesItsConsumerOnceTheServerAnswers() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.close() }
+        try await fixture.publish(3)
+        let impatient = fixture.nats.jetStream(timeout: .milliseconds(200))
+        let received = Recorder<UInt64>()
+        let errors = Recorder<String>()
+        fixture.server.pause(true)
+        let handle = impatient.replayThenFollow(stream: "S").start(
+            next: { received.append($0.streamSequence) }, error: { errors.append("\($0)") })
+        defer { handle.dispose() }
+        // Long enough for a few requests to time out.
+        try await Task.sleep(for: .milliseconds(600))
+        fixture.server.pause(false)
+        #expect(await eventually { received.count == 3 })
+        #expect(received.all == [1, 2, 3])
+        #expect(errors.all.isEmpty)
+        let missing = Recorder<NATSError>()
+        let other = impatient.replayThenFollow(stream: "MISSING").start(error: { missing.append($0) })
+        defer { other.dispose() }
+        #expect(await eventually { missing.count == 1 })
+        if case .jetStream(let apiError)? = missing.all.first {
+            #expect(apiError.errorCode == NATSJetStreamAPIError.streamNotFound)
+        } else {
+            Issue.record("expected the stream's absence, got \(missing.all)")
+        }
+    }
+
     @Test func aStreamMessageCarriesItsPublishersTrace() async throws {
         let tracer = natsTestTracer
         let fixture = try await Fixture()

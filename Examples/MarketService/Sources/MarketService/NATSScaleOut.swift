@@ -201,9 +201,9 @@ public final class NATSInstrumentListing: SharedInstrumentList, Service {
                 try await Task.sleep(for: .milliseconds(250))
             }
         }
-        // Made again after a failure (a consumer that could not be made
-        // while the cluster elects a leader), from the change after the last
+        // Followed again after a failure, from the change after the last
         // one applied: nothing is applied twice, nothing is skipped.
+        // (`replayThenFollow` itself waits out a cluster's election.)
         let followQueue = Queue(name: "market.instrument-list-retry")
         following.set(
             (deferred { [weak self] () -> Signal<NATSJetStreamMessage, NATSError> in
