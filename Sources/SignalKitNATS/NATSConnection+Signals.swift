@@ -63,13 +63,11 @@ extension NATSConnection {
         decoder: JSONDecoder = JSONDecoder()
     ) -> Signal<Value, NATSError> {
         let decoder = _SendableDecoder(decoder)
-        return messages(subject, queueGroup: queueGroup).mapToSignal { message in
-            do {
-                return SignalKit.single(try message.decode(type, decoder: decoder.decoder), NATSError.self)
-            } catch {
-                return SignalKit.fail(Value.self, NATSError.coding(String(describing: error)))
-            }
-        }
+        // One throwing map per message (no inner signal per message).
+        return messages(subject, queueGroup: queueGroup)
+            |> tryMap(
+                { message in try message.decode(type, decoder: decoder.decoder) },
+                mapError: { NATSError.coding(String(describing: $0)) })
     }
 
     /// A request: publishes `payload` to `subject` with a reply subject of
@@ -195,13 +193,12 @@ extension Signal where T: Encodable & SendableMetatype, E == NoError {
         encoder: JSONEncoder = JSONEncoder()
     ) -> Signal<Int, NATSError> {
         let encoder = _SendableEncoder(encoder)
-        let bytes: Signal<[UInt8], NATSError> = (self |> castError(NATSError.self)).mapToSignal { value in
-            do {
-                return SignalKit.single(Array(try encoder.encoder.encode(value)), NATSError.self)
-            } catch {
-                return SignalKit.fail([UInt8].self, NATSError.coding(String(describing: error)))
-            }
-        }
+        // One throwing map per value (no inner signal per value).
+        let bytes: Signal<[UInt8], NATSError> =
+            self |> castError(NATSError.self)
+            |> tryMap(
+                { value in Array(try encoder.encoder.encode(value)) },
+                mapError: { NATSError.coding(String(describing: $0)) })
         return bytes.publish(to: subject, on: connection, mapError: { $0 })
     }
 }

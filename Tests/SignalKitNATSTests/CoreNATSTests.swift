@@ -519,6 +519,21 @@ import Testing
         #expect(await eventually { received.count == 2 })
         #expect(received.all == [Order(id: 1, item: "tea"), Order(id: 2, item: "cake")])
         handle.dispose()
+        // A payload that does not decode fails the signal with `coding`, and
+        // nothing is delivered after it.
+        let events = Recorder<String>()
+        let strict = nats.messages("orders", decoding: Order.self).start(
+            next: { events.append("next \($0.id)") },
+            error: { error in
+                if case .coding = error { events.append("coding") } else { events.append("\(error)") }
+            })
+        defer { strict.dispose() }
+        try await nats.flush()
+        try nats.publish("orders", payload: Array("not json".utf8))
+        try nats.publish("orders", json: Order(id: 3, item: "pie"))
+        #expect(await eventually { events.count >= 1 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(events.all == ["coding"])
     }
 }
 #endif

@@ -130,12 +130,29 @@ extension _SignalQueueState: _BufferDepthSource {
     }
 }
 
+/// What an outer value did to a bounded queue (`_SignalQueueState.boundedStep`).
+enum _BoundedQueueStep<R, E> {
+    /// No inner was running: this one starts, as number `index`.
+    case start(index: Int)
+    /// The engine is stopped (an error, an overflow, disposal).
+    case stopped
+    /// It waits; `newDepth` when it raised the most that waited at once.
+    case accepted(newDepth: Int?)
+    /// The buffer was full: `dropped` (the arriving inner or the oldest
+    /// waiting one) goes.
+    case dropped(Signal<R, E>)
+    /// A `failing` policy overflowed: the arriving inner and `overflow`
+    /// (the waiting ones) go, and the engine is stopped.
+    case overflowed(Signal<R, E>, overflow: _FIFO<Signal<R, E>>)
+    /// A `blocking` policy is full: the inner, to offer again.
+    case full(Signal<R, E>)
+}
+
 extension _SignalQueueState where E: Sendable {
-    /// The queueing mode bounded by `bound`: an outer value. Starts `inner` if none runs; else
-    /// applies the policy (counted drops, a `failing` overflow that fails the
-    /// output, a `blocking` wait for room).
+    /// The queueing mode bounded by `bound`: an outer value. Starts `inner`
+    /// if none runs; else applies the policy (counted drops, a `failing`
+    /// overflow that fails the output, a `blocking` wait for room).
     func boundedOuterNext(_ inner: consuming Signal<R, E>, _ downstream: Subscriber<R, E>, _ bound: _QueueBound<R, E>) {
-        let policy = bound.policy
         var inner = _inSenderContext(inner)
         bound.admission?.lock()
         // A producer that waited and then finds the engine stopped drops its
@@ -143,73 +160,38 @@ extension _SignalQueueState where E: Sendable {
         // then); one that arrives after the end is refused.
         var waited = false
         while true {
-            var overflow = _FIFO<Signal<R, E>>()
-            let outcome = withUnsafeTemporaryAllocation(of: Signal<R, E>.self, capacity: 1) {
-                slot -> (start: Int?, admission: _FIFOAdmission?, displaced: Signal<R, E>?, depth: Int?) in
-                let displaced = slot.baseAddress!
-                mutex.lock()
-                if state.stopped {
-                    mutex.unlock()
-                    return (nil, nil, nil, nil)
-                }
-                if !state.executing {
-                    let index = state.begin()
-                    publishCurrent(index)
-                    mutex.unlock()
-                    return (index, nil, nil, nil)
-                }
-                let admitted = state.waiting.admit(inner, policy: policy, displaced: displaced, overflow: &overflow)
-                var newDepth: Int?
-                switch admitted {
-                case .accepted(let depth):
-                    if depth > bound.maximumDepth {
-                        bound.maximumDepth = depth
-                        newDepth = depth
-                    }
-                case .overflowed:
-                    state.stopped = true
-                case .dropped, .full:
-                    break
-                }
-                mutex.unlock()
-                let moved: Signal<R, E>? = if case .accepted = admitted { nil } else { displaced.move() }
-                return (nil, admitted, moved, newDepth)
-            }
-            switch (outcome.start, outcome.admission) {
-            case (let index?, _):
+            switch boundedStep(inner, bound) {
+            case .start(let index):
                 bound.admission?.unlock()
                 return run(inner, index: index, downstream)
-            case (nil, nil):
-                // Stopped: refused, or dropped after waiting (counted before
-                // `admission` is let go, so before `stopProducers` returns).
+            case .stopped:
+                // Counted before `admission` is let go, so before
+                // `stopProducers` returns.
                 if waited && !bound.producersCounted { bound.counters.recordDrops(1) }
                 bound.admission?.unlock()
                 return
-            case (nil, .accepted?):
+            case .accepted(let newDepth):
                 bound.admission?.unlock()
-                if let depth = outcome.depth { bound.counters.recordDepth(depth) }
+                if let newDepth { bound.counters.recordDepth(newDepth) }
                 return
-            case (nil, .dropped?):
+            case .dropped(let dropped):
                 bound.admission?.unlock()
                 bound.counters.recordDrops(1)
                 // Released here, outside the lock: a deinit may send to the signal.
-                _ = outcome.displaced
+                withExtendedLifetime(dropped) {}
                 return
-            case (nil, .overflowed?):
+            case .overflowed(let arriving, let overflow):
                 bound.admission?.unlock()
                 bound.counters.recordOverflow()
                 bound.counters.recordDrops(overflow.count + 1)
-                _ = outcome.displaced
-                withExtendedLifetime(overflow) {}
-                bound.stopProducers()
-                return downstream.putError(policy.overflowError)
-            case (nil, .full?):
+                withExtendedLifetime((arriving, overflow)) {}
+                return downstream.putError(bound.policy.overflowError)
+            case .full(let again):
                 // `blocking`: wait for room with `admission` held (see the
                 // file header), unless this thread is the consumer.
-                inner = outcome.displaced!
-                let blocked = bound.blocked!
+                inner = again
                 let admission = bound.admission!
-                blocked.wait(
+                bound.blocked!.wait(
                     on: admission, callerIsConsumer: bound.consumer.isCaller(), consumer: "inner signal's subscription",
                     boundary: "boundary", counters: bound.counters,
                     beforeStopping: { admission.unlock() })
@@ -218,6 +200,35 @@ extension _SignalQueueState where E: Sendable {
         }
     }
 
+    /// The locked part of `boundedOuterNext`: what `inner` does to the
+    /// engine under its spin lock (nothing is released inside it).
+    private func boundedStep(_ inner: Signal<R, E>, _ bound: _QueueBound<R, E>) -> _BoundedQueueStep<R, E> {
+        withUnsafeTemporaryAllocation(of: Signal<R, E>.self, capacity: 1) { slot in
+            let displaced = slot.baseAddress!
+            var overflow = _FIFO<Signal<R, E>>()
+            mutex.lock()
+            defer { mutex.unlock() }
+            if state.stopped { return .stopped }
+            if !state.executing {
+                let index = state.begin()
+                publishCurrent(index)
+                return .start(index: index)
+            }
+            switch state.waiting.admit(inner, policy: bound.policy, displaced: displaced, overflow: &overflow) {
+            case .accepted(let depth):
+                guard depth > bound.maximumDepth else { return .accepted(newDepth: nil) }
+                bound.maximumDepth = depth
+                return .accepted(newDepth: depth)
+            case .dropped:
+                return .dropped(displaced.move())
+            case .overflowed:
+                state.stopped = true
+                return .overflowed(displaced.move(), overflow: overflow)
+            case .full:
+                return .full(displaced.move())
+            }
+        }
+    }
 }
 
 /// The shell of a bounded `queue` / `mapToQueue`: the engine's queueing

@@ -242,23 +242,29 @@ public final class NATSInstrumentListing: SharedInstrumentList, Service {
     /// One change, in stream order.
     private func apply(_ message: NATSJetStreamMessage) {
         let parts = message.text.split(separator: ":")
+        let change: (delisted: Bool, instrument: Int)? =
+            if parts.count == 2, ["delisted", "listed"].contains(parts[0]), let instrument = Int(parts[1]) {
+                (parts[0] == "delisted", instrument)
+            } else {
+                nil
+            }
+        if change == nil {
+            logger.warning("instrument-list change not understood", metadata: ["change": "\(message.text)"])
+        }
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             // Once only, in order (a stream followed again starts after the last).
             guard message.streamSequence > state.applied else { return [] }
-            if parts.count == 2, let instrument = Int(parts[1]) {
-                switch parts[0] {
-                case "delisted": state.delisted.insert(instrument)
-                case "listed": state.delisted.remove(instrument)
-                default: break
+            if let change {
+                if change.delisted {
+                    state.delisted.insert(change.instrument)
+                } else {
+                    state.delisted.remove(change.instrument)
                 }
             }
             state.applied = message.streamSequence
             let ready = state.waiting.filter { $0.sequence <= message.streamSequence }.map(\.continuation)
             state.waiting.removeAll { $0.sequence <= message.streamSequence }
             return ready
-        }
-        if parts.count != 2 || Int(parts[1]) == nil {
-            logger.warning("instrument-list change not understood", metadata: ["change": "\(message.text)"])
         }
         for continuation in ready { continuation.resume() }
     }
