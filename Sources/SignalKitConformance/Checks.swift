@@ -25,20 +25,29 @@ extension _Run {
         let delivered = events.filter { $0.kind == .next && $0.order < cutoff }
 
         check("1.1") {
-            // An event that started while the terminal one ran on another
-            // thread overlapped it: rule 3.1's. So is one from another
-            // thread in a run whose callbacks overlapped: a subject that
-            // delivers on two threads at once puts no order between them
-            // (its sender can pass the terminated check before the
-            // terminal event and run its callback after it).
+            // An event on another thread than the terminal one's whose cause
+            // was under way before the terminal event ran raced it: its
+            // sender passed the terminated check first and ran its callback
+            // after, rule 3.1's (serialising) finding, not this one's. That
+            // is an event that started while the terminal one ran, or one
+            // made by a kit action that began before it; for an event made
+            // by none (on an executor's thread), one in a run whose
+            // callbacks overlapped. A late event whose cause began after the
+            // terminal one, or on the terminal one's thread, is this rule's.
             let concurrent = !recorder.overlapsSeen.isEmpty
             guard let firstTerminal,
-                let late = events.first(where: {
-                    $0.order > firstTerminal.order && !$0.overlapped
-                        && !(concurrent && $0.thread != firstTerminal.thread)
+                let late = events.first(where: { event in
+                    guard event.order > firstTerminal.order, !event.overlapped else { return false }
+                    guard event.thread != firstTerminal.thread else { return true }
+                    return event.actionBegan.map { $0 > firstTerminal.order } ?? !concurrent
                 })
             else { return nil }
-            return "'\(late.text)' was delivered after the terminal event '\(firstTerminal.text)'"
+            let cause =
+                late.thread == firstTerminal.thread
+                ? "on its thread"
+                : late.actionBegan.map { "by an action begun at step \($0), after it" } ?? "outside the kit's actions"
+            return "'\(late.text)' was delivered after the terminal event '\(firstTerminal.text)', \(cause); "
+                + trace(events, log: log)
         }
         if let values = valuesFinding(delivered: delivered, firstTerminal: firstTerminal, log: log) {
             // A mismatch that only values sent from inside callbacks make

@@ -37,8 +37,11 @@ struct _Event: @unchecked Sendable {
     let thread: UInt
     /// `_Trace.current` when it ran.
     let context: String?
+    /// When the kit action its thread was inside began (nil: it was inside
+    /// none).
+    let actionBegan: Int?
     /// Whether its thread was inside a kit action.
-    let driving: Bool
+    var driving: Bool { actionBegan != nil }
     /// Whether its thread was the subject's executor.
     let onExecutor: Bool
     /// Whether it started while another callback ran on another thread.
@@ -119,7 +122,7 @@ final class _Recorder: @unchecked Sendable {
     func record(_ kind: _Event.Kind, _ value: (any Sendable)?) {
         let thread = _currentThread()
         let context = _Trace.current
-        let driving = _Driving.isDriving
+        let actionBegan = _Driving.began
         let onExecutor = isOnExecutor()
         let (entry, hook, spin, wait) = lock.withLock { () -> (Entry, (@Sendable () -> Void)?, Double, (Int, Double)?) in
             let entry: Entry
@@ -134,7 +137,7 @@ final class _Recorder: @unchecked Sendable {
                 entry = .overlapping
             }
             let event = _Event(
-                order: clock.next(), kind: kind, value: value, thread: thread, context: context, driving: driving,
+                order: clock.next(), kind: kind, value: value, thread: thread, context: context, actionBegan: actionBegan,
                 onExecutor: onExecutor, overlapped: entry == .overlapping)
             if entry == .overlapping {
                 overlaps.append("\(event.text) started while another callback was running on another thread")
@@ -158,7 +161,7 @@ final class _Recorder: @unchecked Sendable {
             }
         }
         if let hook {
-            _Driving.$isDriving.withValue(true) { hook() }
+            _Driving.withAction(clock: clock, hook)
         }
         lock.withLock {
             guard entry != .overlapping else { return }

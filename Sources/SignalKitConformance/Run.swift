@@ -92,7 +92,7 @@ final class _Run: @unchecked Sendable {
     /// returned (see `deferUntilReturn`).
     private func act(_ context: String?, _ body: () -> Void) {
         let nested = _Driving.isDriving
-        _Driving.$isDriving.withValue(true) {
+        _Driving.withAction(clock: clock) {
             _Trace.$current.withValue(context, operation: body)
         }
         if !nested && log.withLock({ $0.deferredSends > 0 }) {

@@ -120,9 +120,19 @@ enum _Trace {
 
 /// Whether the calling thread is inside one of the kit's actions (a start,
 /// a send, a disposal, an advance of the virtual clock): a subject given no
-/// queue delivers only on such a thread.
+/// queue delivers only on such a thread. `began` is the order at which the
+/// outermost of them began: what a callback on the thread may have been
+/// caused by was under way from then.
 enum _Driving {
-    @TaskLocal static var isDriving = false
+    @TaskLocal static var began: Int?
+
+    static var isDriving: Bool { began != nil }
+
+    /// Runs `body` as a kit action: inside the outermost one in progress on
+    /// this thread, or as one that begins now.
+    static func withAction(clock: _Clock, _ body: () -> Void) {
+        $began.withValue(began ?? clock.next(), operation: body)
+    }
 }
 
 /// The kit's propagation of `_Trace.current` (installed only when the
