@@ -538,7 +538,11 @@ final class SharedNode {
     private var kept: [Int] = []
     private var terminal: Event?
     private var ended = false
+    /// The subscribers, in subscription order; those gone are skipped, and
+    /// dropped in bulk once they are half (removing each as it leaves is
+    /// quadratic over a thousand subscriptions: a libFuzzer timeout).
     private var handles: [Handle] = []
+    private var goneHandles = 0
     private var count = 0
     private var connected = false
     private var connection: ModelSubscription?
@@ -577,7 +581,10 @@ final class SharedNode {
             return
         }
         let snapshot = handles
-        if event.isTerminal { handles = [] }
+        if event.isTerminal {
+            handles = []
+            goneHandles = 0
+        }
         for handle in snapshot where !handle.gone {
             handle.stage.emit(event)
         }
@@ -586,7 +593,11 @@ final class SharedNode {
     fileprivate func leave(_ handle: Handle) {
         guard !handle.gone else { return }
         handle.gone = true
-        handles.removeAll { $0 === handle }
+        goneHandles += 1
+        if goneHandles * 2 > handles.count {
+            handles.removeAll(where: \.gone)
+            goneHandles = 0
+        }
         count -= 1
         if count == 0, let connection {
             self.connection = nil
