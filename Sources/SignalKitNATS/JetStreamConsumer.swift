@@ -394,7 +394,8 @@ final class _Puller: Disposable, Sendable, _AnswerObserver {
 
     /// `makeOrderedConsumer`, made again after a failure `retrying` accepts
     /// (with a jittered backoff from 50 ms to 1 s), until it is made, another
-    /// error (thrown), or disposal (the last error thrown).
+    /// error (thrown), or disposal, before a wait or after it (the last
+    /// error thrown; no consumer is asked for once disposed).
     func makeOrderedConsumerRetrying(while retrying: (NATSError) -> Bool) async throws(NATSError) -> String {
         let backoff = SignalBackoff(initialDelay: .milliseconds(50), maximumDelay: .seconds(1))
         var failures = 0
@@ -405,6 +406,7 @@ final class _Puller: Disposable, Sendable, _AnswerObserver {
                 guard retrying(error), !state.withLock({ $0.disposed }) else { throw error }
                 failures += 1
                 try? await Task.sleep(for: backoff.jitteredDelay(afterFailures: failures))
+                if state.withLock({ $0.disposed }) { throw error }
             }
         }
     }
