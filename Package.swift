@@ -249,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "SignalKitGRPCTests",
             dependencies: [
-                "SignalKitGRPC", "SignalKitTesting", "SignalKitGRPCTestClient",
+                "SignalKitGRPC", "SignalKitTesting", "SignalKitGRPCTestClient", "SignalKitConformance",
                 .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["GRPC"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["GRPC"])),
@@ -274,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "SignalKitPostgresTests",
             dependencies: [
-                "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener",
+                "SignalKitPostgres", "SignalKitTesting", "SignalKitPostgresListener", "SignalKitConformance",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Postgres"])),
@@ -284,7 +284,7 @@ let package = Package(
         .testTarget(
             name: "SignalKitNATSTests",
             dependencies: [
-                "SignalKitNATS", "SignalKitTesting",
+                "SignalKitNATS", "SignalKitTesting", "SignalKitConformance",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["NATS"])),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["NATS"])),
