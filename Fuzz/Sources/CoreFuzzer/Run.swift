@@ -107,6 +107,7 @@ private func runSteps(_ program: Program) -> Finding? {
         // finding).
         if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions
             || scheduler.pendingCount > Program.maximumPendingDeliveries
+            || logs.reduce(0, { $0 + $1.count }) > Program.maximumDeliveries
         {
             break
         }
@@ -168,6 +169,7 @@ func grammarViolation(_ events: [Event]) -> String? {
 final class Log: Sendable {
     private let stored = Mutex<[Event]>([])
     var events: [Event] { stored.withLock { $0 } }
+    var count: Int { stored.withLock { $0.count } }
     func append(_ event: Event) { stored.withLock { $0.append(event) } }
 }
 
