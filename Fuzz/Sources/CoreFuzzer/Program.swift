@@ -127,8 +127,8 @@ struct Program: CustomStringConvertible {
     /// Events logged by the subscriptions after which the one-thread
     /// schedule stops (see `run`): nested flattens of one source multiply
     /// its values the same way, and within the subscription cap a few
-    /// dozen sends made 5–10 s of work and over 600 MB of logs (three
-    /// inputs of a 2,400 s campaign, in the corpus).
+    /// dozen sends made 5–10 s of work and over 600 MB of logs (two
+    /// inputs of a 2,400 s campaign, now in the corpus).
     static let maximumDeliveries = 20_000
 
     let graph: Node
