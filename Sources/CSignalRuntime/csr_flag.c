@@ -31,9 +31,11 @@ _Static_assert(offsetof(struct csr_flag, state) == 0 && sizeof(AO_t) == sizeof(u
 
 size_t csr_flag_size(void) { return sizeof(struct csr_flag); }
 
-void csr_flag_init(csr_flag *flag) {
+void csr_flag_init(csr_flag *flag) { csr_flag_init_with_bits(flag, 0); }
+
+void csr_flag_init_with_bits(csr_flag *flag, uintptr_t bits) {
     if (AO_load(&csr_heavy_barrier_state) == 0) csr_heavy_barrier_prepare();
-    flag->state = 0;
+    flag->state = (AO_t)bits;
     flag->readers = 0;
     flag->busy = 0;
     flag->lock = 0;

@@ -68,12 +68,14 @@ typedef struct csr_flag csr_flag;
 /// The guarded resource's release was claimed (it is gone or going).
 #define CSR_FLAG_RELEASED 0x2u
 /// Free for the owner's own markers (SignalKit: handle disposed, keep-alive
-/// list not empty, counted, source entry held, subscriber gone).
+/// list not empty, counted, source entry held, subscriber gone, callbacks
+/// released at termination).
 #define CSR_FLAG_USER0 0x100u
 #define CSR_FLAG_USER1 0x200u
 #define CSR_FLAG_USER2 0x400u
 #define CSR_FLAG_USER3 0x800u
 #define CSR_FLAG_USER4 0x1000u
+#define CSR_FLAG_USER5 0x2000u
 
 /// Results of `csr_flag_enter`.
 /// Terminated: do not touch the resource; nothing is owed.
@@ -103,6 +105,12 @@ size_t csr_flag_size(void);
 /// Ownership: the caller owns the storage; a flag owns no memory and needs no
 /// teardown. Thread safety: only before the flag is shared.
 void csr_flag_init(csr_flag *flag);
+
+/// Initialises a flag as `csr_flag_init` does, with the CSR_FLAG_USER*
+/// `bits` already set (only those bits: a marker fixed for the flag's life
+/// then costs no read-modify-write).
+/// Ordering, ownership and thread safety: as `csr_flag_init`.
+void csr_flag_init_with_bits(csr_flag *flag, uintptr_t bits);
 
 /// All state bits.
 /// Ordering: sequentially consistent (a plain load on x86-64, `ldar` on

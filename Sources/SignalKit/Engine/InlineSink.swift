@@ -71,10 +71,10 @@ final class _InlineSinkSubscription<S: _InlineSink & ~Copyable>: _Subscription<S
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + (MemoryLayout<S>.size + 7) / 8
         ) { _, _ in
-            _SubscriptionHeader(releasesSinkOnTermination: false)
+            _SubscriptionHeader()
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
-        subscription.initializeStorage()
+        subscription.initializeStorage(releasesSinkOnTermination: false)
         subscription.inlineSink.initialize(to: sink)
         return subscription
     }

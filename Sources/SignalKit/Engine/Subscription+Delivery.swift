@@ -31,10 +31,10 @@ class _Subscription<T, E>: _SubscriptionBase, @unchecked Sendable {
             bufferClass: self,
             minimumCapacity: _subscriptionTailWords + _callbackWords
         ) { _, _ in
-            _SubscriptionHeader(releasesSinkOnTermination: true)
+            _SubscriptionHeader()
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
-        subscription.initializeStorage()
+        subscription.initializeStorage(releasesSinkOnTermination: true)
         subscription.callbacks.initialize(to: _Callbacks(next: next, error: error, completed: completed))
         return subscription
     }
@@ -225,10 +225,10 @@ final class _CallbacklessSubscription<T, E>: _Subscription<T, E>, @unchecked Sen
         ) { _, _ in
             // Nothing in the tail to release: the terminal calls take the
             // path of a pinned sink, whose hooks do nothing here.
-            _SubscriptionHeader(releasesSinkOnTermination: false)
+            _SubscriptionHeader()
         }
         let subscription = unsafeDowncast(pointer.buffer, to: self)
-        subscription.initializeStorage()
+        subscription.initializeStorage(releasesSinkOnTermination: false)
         return subscription
     }
 

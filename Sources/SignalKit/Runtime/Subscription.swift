@@ -52,10 +52,6 @@ public import Synchronization
 /// releases what it still holds.
 @usableFromInline
 struct _SubscriptionHeader {
-    /// Whether the subscription holds user callbacks in its tail, released
-    /// at termination (else a pinned operator sink, released when the
-    /// subscriber dies: a `_InlineSinkSubscription`).
-    @usableFromInline let releasesSinkOnTermination: Bool
     /// The generator's disposable (+1); owned by whoever owns the slot's token.
     @usableFromInline var disposable: Unmanaged<AnyObject>?
     /// Objects kept alive by `Subscriber.keepAlive` (+1), under the flag's
@@ -69,8 +65,7 @@ struct _SubscriptionHeader {
     @usableFromInline var sourceOwner: Unmanaged<AnyObject>?
 
     @inlinable
-    init(releasesSinkOnTermination: Bool) {
-        self.releasesSinkOnTermination = releasesSinkOnTermination
+    init() {
         self.disposable = nil
         self.keepAlive = nil
         self.sourceBag = nil
@@ -96,6 +91,11 @@ private let _sourceEntryBit = UInt(CSR_FLAG_USER3)
 /// `dispose()` was disposing the generator's disposable; that `dispose()`
 /// does the subscriber's release work once the disposable has returned.
 private let _subscriberGoneBit = UInt(CSR_FLAG_USER4)
+/// The subscription holds user callbacks in its tail, released at
+/// termination (else a pinned operator sink, released when the subscriber
+/// dies, or nothing). Set when the flag is initialised, never changed: a
+/// bit rather than a header field saves a word in every subscription.
+private let _releasesSinkBit = UInt(CSR_FLAG_USER5)
 
 /// Words of tail storage: the flag, then the slot (then, for a subscription
 /// with user callbacks, the callbacks: see `_Subscription.callbacks`; for
@@ -165,9 +165,12 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
         withUnsafeMutablePointerToElements { OpaquePointer($0 + _flagWords) }
     }
 
+    /// Whether the tail holds user callbacks (see `_releasesSinkBit`). A
+    /// relaxed load: the bit is written before the subscription is
+    /// published and never again.
     @inline(__always)
     final var releasesSinkOnTermination: Bool {
-        headerField(\.releasesSinkOnTermination).pointee
+        terminationProbe.state.pointee.load(ordering: .relaxed) & _releasesSinkBit != 0
     }
 
     /// Where a subscription with user callbacks or an inline sink keeps
@@ -179,11 +182,12 @@ class _SubscriptionBase: Disposable, CustomStringConvertible, @unchecked Sendabl
     }
 
     /// Initialises the tail. Called once, right after allocation.
+    /// `releasesSinkOnTermination`: the tail will hold user callbacks.
     @usableFromInline
-    final func initializeStorage() {
+    final func initializeStorage(releasesSinkOnTermination: Bool) {
         withUnsafeMutablePointerToElements { words in
             words.initialize(repeating: 0, count: _subscriptionTailWords)
-            csr_flag_init(OpaquePointer(words))
+            csr_flag_init_with_bits(OpaquePointer(words), releasesSinkOnTermination ? _releasesSinkBit : 0)
             csr_slot_init(OpaquePointer(words + _flagWords))
         }
         if _LiveObjects.subscriptionCreated() { _ = csr_flag_set_bits(flag, _countedBit) }
