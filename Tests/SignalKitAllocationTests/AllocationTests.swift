@@ -240,14 +240,14 @@ struct OperatorRow: Sendable, CustomStringConvertible {
 }
 
 let operatorRows: [OperatorRow] = [
-    OperatorRow(name: "Transforming: map", release: 4, debug: 4) { $0 |> map { $0 &+ 1 } },
+    OperatorRow(name: "Transforming: map", release: 2, debug: 3) { $0 |> map { $0 &+ 1 } },
     OperatorRow(name: "Filtering: skip", release: 2, debug: 2) { $0 |> skip(1) },
     OperatorRow(name: "Filtering: distinctUntilChanged", release: 6, debug: 6) { $0 |> distinctUntilChanged },
     OperatorRow(name: "Taking: take", release: 2, debug: 2) { $0 |> take(1) },
     OperatorRow(name: "Aggregating: reduceLeft", release: 5, debug: 5) { $0 |> reduceLeft(value: 0) { $0 &+ $1 } },
     OperatorRow(name: "Errors: retry", release: 7, debug: 7) { $0 |> retry(1) },
     OperatorRow(name: "SideEffects: beforeNext", release: 2, debug: 2) { $0 |> beforeNext { _ in } },
-    OperatorRow(name: "Combining: combineLatest", release: 16, debug: 20) { signal in
+    OperatorRow(name: "Combining: combineLatest", release: 14, debug: 19) { signal in
         combineLatest(signal, signal) |> map { $0 &+ $1 }
     },
     OperatorRow(name: "Switching: mapToSignal", release: 7, debug: 8) { signal in

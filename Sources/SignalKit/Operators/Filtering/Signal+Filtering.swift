@@ -23,11 +23,21 @@ import Synchronization
 @inlinable
 public func filter<T, E>(_ f: @escaping @Sendable (T) -> Bool) -> (Signal<T, E>) -> Signal<T, E> {
     { signal in
-        _fusing(signal) { next, terminal in
-            { value in
-                if f(value) && !terminal.isTerminated { next(value) }
-            }
-        }._derived("filter", from: signal)
+        _fusing(
+            signal,
+            _SignalStage(
+                feeding: { next in
+                    { value, context in
+                        if f(value) && !context.terminal.isTerminated { next(value, context) }
+                    }
+                },
+                delivering: {
+                    { value, context in
+                        if f(value) && !context.terminal.isTerminated { context.deliver(value, as: E.self) }
+                    }
+                }
+            )
+        )._derived("filter", from: signal)
     }
 }
 

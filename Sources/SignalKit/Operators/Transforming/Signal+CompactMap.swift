@@ -25,10 +25,22 @@
 @inlinable
 public func compactMap<T, E, R>(_ f: @escaping @Sendable (T) -> R?) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _fusing(signal) { next, terminal in
-            { value in
-                if let result = f(value), !terminal.isTerminated { next(result) }
-            }
-        }._derived("compactMap", from: signal)
+        _fusing(
+            signal,
+            _SignalStage(
+                feeding: { next in
+                    { value, context in
+                        if let result = f(value), !context.terminal.isTerminated { next(result, context) }
+                    }
+                },
+                delivering: {
+                    { value, context in
+                        if let result = f(value), !context.terminal.isTerminated {
+                            context.deliver(result, as: E.self)
+                        }
+                    }
+                }
+            )
+        )._derived("compactMap", from: signal)
     }
 }

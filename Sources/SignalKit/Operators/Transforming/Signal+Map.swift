@@ -28,12 +28,23 @@
 @inlinable
 public func map<T, E, R>(_ f: @escaping @Sendable (T) -> R) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _fusing(signal) { next, terminal in
-            { value in
-                let result = f(value)
-                if !terminal.isTerminated { next(result) }
-            }
-        }._derived("map", from: signal)
+        _fusing(
+            signal,
+            _SignalStage(
+                feeding: { next in
+                    { value, context in
+                        let result = f(value)
+                        if !context.terminal.isTerminated { next(result, context) }
+                    }
+                },
+                delivering: {
+                    { value, context in
+                        let result = f(value)
+                        if !context.terminal.isTerminated { context.deliver(result, as: E.self) }
+                    }
+                }
+            )
+        )._derived("map", from: signal)
     }
 }
 
