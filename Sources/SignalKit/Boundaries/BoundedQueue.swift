@@ -246,9 +246,8 @@ func _boundedQueue<T, R, E: Sendable>(
         let sink = _SignalQueueOuterSink(
             state: state,
             downstream: subscriber,
-            transform: transform,
-            promoteError: { $0 }
-        ) { sink, value in
+            transform: transform
+        ) { (sink: _SignalQueueOuterSink<T, E, R, E>, value) in
             sink.state.outerNext(sink.transform(value), sink.downstream)
         }
         state.setOuter(outer._start(sink))

@@ -73,8 +73,11 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
         @usableFromInline var index = 0
         /// Waiting inners: all of them (queueing), or the latest (throttling).
         @usableFromInline var waiting = _FIFO<Signal<R, E>>()
-        @usableFromInline var slot = _StepSlot()
-        @usableFromInline var outer: (any Disposable)?
+        /// The inners' and the outer's handles are subscriptions (`_start`
+        /// returns them): stored as such, a word each instead of an
+        /// existential's two.
+        @usableFromInline var slot = _StepSlot<_SubscriptionBase>()
+        @usableFromInline var outer: _SubscriptionBase?
         /// An inner is running (subscribed, not completed).
         @usableFromInline var executing = false
         @usableFromInline var outerCompleted = false
@@ -108,7 +111,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     }
 
     // Stored in this order so that the one-byte fields fill the end of
-    // `state` (see `State`): the object is 152 bytes.
+    // `state` (see `State`): the object is 88 bytes.
 
     /// The bound on the waiting inners of a bounded `queue` (queueing mode
     /// only); nil: unbounded.
@@ -137,7 +140,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
 
     /// Sets the outer subscription's handle (once `_start` returned).
     @usableFromInline
-    func setOuter(_ handle: any Disposable) {
+    func setOuter(_ handle: _SubscriptionBase) {
         let disposed = mutex.withLock { () -> Bool in
             if state.slot.isDisposed { return true }
             state.outer = handle
@@ -291,7 +294,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     /// Stores the handle of inner `index` once its `_start` returned;
     /// returns what to dispose and what to do next.
     @inlinable
-    func installLocked(_ handle: any Disposable, index: Int) -> ((any Disposable)?, Next) {
+    func installLocked(_ handle: _SubscriptionBase, index: Int) -> (_SubscriptionBase?, Next) {
         let toDispose = state.slot.install(handle, step: index)
         // Replaced meanwhile (switching), or still running.
         guard state.index == index else { return (toDispose, .none) }
@@ -320,7 +323,7 @@ final class _SignalQueueState<R, E>: Disposable, @unchecked Sendable {
     /// inners (nothing is subscribed after disposal).
     @usableFromInline
     func dispose() {
-        let (current, outer) = mutex.withLock { () -> ((any Disposable)?, (any Disposable)?) in
+        let (current, outer) = mutex.withLock { () -> (_SubscriptionBase?, _SubscriptionBase?) in
             state.stopped = true
             defer { state.outer = nil }
             return (state.slot.dispose(), state.outer)
@@ -369,9 +372,15 @@ struct _SignalQueueInnerSink<R, E>: _InlineSink {
 }
 
 /// The outer sink: `transform` makes the inner signal from each outer value
-/// (eagerly, at arrival); `promoteError` converts the outer's error type (nil
-/// for an outer that cannot fail, `NoError`). Values go through `next`, a
-/// function specialised where the sink is created (see the file header).
+/// (eagerly, at arrival). Values go through `next`, a function specialised
+/// where the sink is created (see the file header).
+///
+/// The outer's error type `EO` is the output's `E`, or `NoError`, which has
+/// no values (`mapToSignalPromotingError`): `_signalQueue` and
+/// `_signalQueuePromotingError` make only those. So an outer error is
+/// forwarded with a cast that is the identity, on this cold path, and the
+/// sink stores no conversion (two words less in every outer subscription:
+/// W22's `mapToSignal`).
 @usableFromInline
 struct _SignalQueueOuterSink<T, EO, R, E>: _InlineSink {
     @usableFromInline typealias Input = T
@@ -380,7 +389,6 @@ struct _SignalQueueOuterSink<T, EO, R, E>: _InlineSink {
     @usableFromInline let downstream: Subscriber<R, E>
     @usableFromInline var downstreamSubscription: _SubscriptionBase? { downstream._subscriptionBase }
     @usableFromInline let transform: (T) -> Signal<R, E>
-    @usableFromInline let promoteError: (@Sendable (EO) -> E)?
     @usableFromInline let next: (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
 
     @inlinable
@@ -388,39 +396,58 @@ struct _SignalQueueOuterSink<T, EO, R, E>: _InlineSink {
         state: _SignalQueueState<R, E>,
         downstream: Subscriber<R, E>,
         transform: @escaping @Sendable (T) -> Signal<R, E>,
-        promoteError: (@Sendable (EO) -> E)?,
         next: @escaping @Sendable (_SignalQueueOuterSink<T, EO, R, E>, T) -> Void
     ) {
         self.state = state
         self.downstream = downstream
         self.transform = transform
-        self.promoteError = promoteError
         self.next = next
     }
 
     @usableFromInline func putNext(_ value: T, from _: _SubscriptionBase) { next(self, value) }
     @usableFromInline func putError(_ error: EO) {
-        guard let promoteError else { return }
-        state.outerFailed(promoteError(error), downstream)
+        // Only when EO is E: NoError has no value to call this with.
+        state.outerFailed(error as! E, downstream)
     }
     @usableFromInline func putCompletion() { state.outerCompleted(downstream) }
 }
 
-/// Subscribes `outer` through a signal-of-signals engine in `mode`.
+/// Subscribes `outer` through a signal-of-signals engine in `mode`; an
+/// outer error fails the output.
 @inlinable
-func _signalQueue<T, EO, R, E>(
+func _signalQueue<T, R, E>(
+    _ outer: Signal<T, E>,
+    mode: _SignalQueueState<R, E>.Mode,
+    transform: @escaping @Sendable (T) -> Signal<R, E>
+) -> Signal<R, E> {
+    _signalQueueEngine(outer, mode: mode, transform: transform)
+}
+
+/// `_signalQueue` for an outer that cannot fail: the output's error type is
+/// the inners'.
+@inlinable
+func _signalQueuePromotingError<T, R, E>(
+    _ outer: Signal<T, NoError>,
+    mode: _SignalQueueState<R, E>.Mode,
+    transform: @escaping @Sendable (T) -> Signal<R, E>
+) -> Signal<R, E> {
+    _signalQueueEngine(outer, mode: mode, transform: transform)
+}
+
+/// Only through the two functions above, which allow `EO` to be `E` or
+/// `NoError` (see `_SignalQueueOuterSink`).
+@inlinable
+func _signalQueueEngine<T, EO, R, E>(
     _ outer: Signal<T, EO>,
     mode: _SignalQueueState<R, E>.Mode,
-    transform: @escaping @Sendable (T) -> Signal<R, E>,
-    promoteError: (@Sendable (EO) -> E)?
+    transform: @escaping @Sendable (T) -> Signal<R, E>
 ) -> Signal<R, E> {
     Signal { subscriber in
         let state = _SignalQueueState<R, E>(mode: mode)
-        let sink = _SignalQueueOuterSink(
+        let sink = _SignalQueueOuterSink<T, EO, R, E>(
             state: state,
             downstream: subscriber,
-            transform: transform,
-            promoteError: promoteError
+            transform: transform
         ) { sink, value in
             sink.state.outerNext(sink.transform(value), sink.downstream)
         }

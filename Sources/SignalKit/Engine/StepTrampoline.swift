@@ -16,9 +16,13 @@
 /// before its own `_start` returned. The late handle is then that of a
 /// finished step, and must not replace the live one (SwiftSignalKit's
 /// `MetaDisposable` does replace it, disposing the live subscription).
+///
+/// `Handle` is what the owner disposes: `any Disposable`, or a narrower class
+/// that takes one word instead of two (the switch engine stores
+/// subscriptions, `_SubscriptionBase`).
 @usableFromInline
-struct _StepSlot {
-    @usableFromInline var current: (any Disposable)?
+struct _StepSlot<Handle> {
+    @usableFromInline var current: Handle?
     @usableFromInline var currentStep = -1
     @usableFromInline var isDisposed = false
 
@@ -28,7 +32,7 @@ struct _StepSlot {
     /// dispose: the previous disposable, or `handle` itself when the slot is
     /// disposed or a later step is stored already.
     @inlinable
-    mutating func install(_ handle: any Disposable, step: Int) -> (any Disposable)? {
+    mutating func install(_ handle: Handle, step: Int) -> Handle? {
         if isDisposed || step < currentStep { return handle }
         defer {
             current = handle
@@ -39,7 +43,7 @@ struct _StepSlot {
 
     /// Marks the slot disposed and returns the disposable to dispose.
     @inlinable
-    mutating func dispose() -> (any Disposable)? {
+    mutating func dispose() -> Handle? {
         isDisposed = true
         defer { current = nil }
         return current
@@ -83,7 +87,7 @@ struct _StepSlot {
 /// any thread.
 class _StepTrampoline: Disposable, @unchecked Sendable {
     private struct State {
-        var slot = _StepSlot()
+        var slot = _StepSlot<any Disposable>()
         var nextStep = 0
         /// Running: a loop is subscribing a step; due: a step finished while
         /// the loop was subscribing it.

@@ -133,7 +133,7 @@ final class _RetryRun<T, E, R>: Disposable, @unchecked Sendable {
     // `@unchecked Sendable`: `state` is guarded by `_LockedState`; `policy`
     // is immutable.
     private struct State {
-        var slot = _StepSlot()
+        var slot = _StepSlot<any Disposable>()
         var nextStep = 0
         var delay = 0.0
         var retries = 0

@@ -33,7 +33,7 @@ import Synchronization
 ///   outer; waiting inners are never subscribed.
 @inlinable
 public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .queueing, transform: { $0 }, promoteError: { $0 })._derived("queue", from: signal)
+    _signalQueue(signal, mode: .queueing, transform: { $0 })._derived("queue", from: signal)
 }
 
 /// Maps each value to a signal and runs those one after another
@@ -53,7 +53,7 @@ public func queue<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 @inlinable
 public func mapToQueue<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .queueing, transform: f, promoteError: { $0 })._derived("mapToQueue", from: signal)
+        _signalQueue(signal, mode: .queueing, transform: f)._derived("mapToQueue", from: signal)
     }
 }
 

@@ -30,7 +30,7 @@ import Synchronization
 ///   being subscribed. Otherwise as `queue`.
 @inlinable
 public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .throttling, transform: { $0 }, promoteError: { $0 })._derived("throttled", from: signal)
+    _signalQueue(signal, mode: .throttling, transform: { $0 })._derived("throttled", from: signal)
 }
 
 /// Maps each value to a signal and runs them as `throttled` does
@@ -51,6 +51,6 @@ public func throttled<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
 @inlinable
 public func mapToThrottled<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .throttling, transform: f, promoteError: { $0 })._derived("mapToThrottled", from: signal)
+        _signalQueue(signal, mode: .throttling, transform: f)._derived("mapToThrottled", from: signal)
     }
 }

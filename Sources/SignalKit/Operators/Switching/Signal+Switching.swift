@@ -32,7 +32,7 @@ import Synchronization
 ///   then the outer.
 @inlinable
 public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T, E> {
-    _signalQueue(signal, mode: .switching, transform: { $0 }, promoteError: { $0 })._derived("switchToLatest", from: signal)
+    _signalQueue(signal, mode: .switching, transform: { $0 })._derived("switchToLatest", from: signal)
 }
 
 /// Maps each value to a signal and forwards the latest one's events
@@ -51,7 +51,7 @@ public func switchToLatest<T, E>(_ signal: Signal<Signal<T, E>, E>) -> Signal<T,
 @inlinable
 public func mapToSignal<T, R, E>(_ f: @escaping @Sendable (T) -> Signal<R, E>) -> (Signal<T, E>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .switching, transform: f, promoteError: { $0 })._derived("mapToSignal", from: signal)
+        _signalQueue(signal, mode: .switching, transform: f)._derived("mapToSignal", from: signal)
     }
 }
 
@@ -74,7 +74,7 @@ public func mapToSignalPromotingError<T, R, E>(
     _ f: @escaping @Sendable (T) -> Signal<R, E>
 ) -> (Signal<T, NoError>) -> Signal<R, E> {
     { signal in
-        _signalQueue(signal, mode: .switching, transform: f, promoteError: nil)._derived(
+        _signalQueuePromotingError(signal, mode: .switching, transform: f)._derived(
             "mapToSignalPromotingError", from: signal)
     }
 }
