@@ -97,8 +97,17 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
     }
 
     /// On `queue`: sends what is due, then re-arms for the next deadline.
+    ///
+    /// The due values go into the delivery under the mutex: an error
+    /// (`putError` disposes the buffer under it first) then either follows
+    /// them in the delivery or finds them still waiting and counts them as
+    /// drops, so delivered + dropped == sent holds when the error arrives.
+    /// Handed over after unlocking, a batch's values could be refused by a
+    /// delivery the error had closed meanwhile, and counted only after the
+    /// error was delivered.
     private func fire() {
-        var due = _FIFO<T>()
+        let context = _PushContext.pusher(_ContextHook.capture())
+        var mustDrain = false
         var complete = false
         var next: Double?
         mutex.lock()
@@ -108,10 +117,18 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
         }
         timer = nil
         let now = queue.currentTime
+        var taken = false
+        var refused = 0
         while let head = state.waiting.first, head.due <= now {
-            due.append(state.waiting.popFirst()!.value)
+            let queued = delivery.enqueue(state.waiting.popFirst()!.value, context)
+            if queued.mustDrain { mustDrain = true }
+            if !queued.taken { refused += 1 }
+            taken = true
         }
-        if !due.isEmpty { wakeBlockedProducersLocked() }
+        if taken { wakeBlockedProducersLocked() }
+        // Refused only by a delivery a terminal event closed (none can be
+        // pushed while values wait here, see above); counted all the same.
+        if refused > 0 { counters?.recordDrops(refused) }
         if let head = state.waiting.first {
             next = head.due - now
         } else if let completionDue {
@@ -126,15 +143,7 @@ final class _BoundedDelay<T: Sendable, E: Sendable>: _BoundaryBuffer<_DelayedVal
             state.consumerActive = false
         }
         mutex.unlock()
-        while let value = due.popFirst() {
-            // An error (upstream's, or a `failing` overflow sent from a
-            // callback of this batch) went ahead of the rest of the batch:
-            // those values are drops (delivered + dropped == sent).
-            guard delivery.offerNext(value) else {
-                counters?.recordDrops(due.count + 1)
-                break
-            }
-        }
+        if mustDrain { delivery.drain() }
         if complete { delivery.putCompletion() }
         if let next { arm(after: next) }
     }

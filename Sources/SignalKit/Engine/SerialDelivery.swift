@@ -128,18 +128,15 @@ final class _SerialDelivery<T, E>: @unchecked Sendable {
         enqueueNext(value, context) == .mustDrain
     }
 
-    /// Delivers `value` in the calling code's context, as `putNext`, unless
-    /// a terminal event closed the delivery; returns whether it was taken
-    /// (false: dropped, for a caller that counts what it drops).
-    func offerNext(_ value: T) -> Bool {
-        switch enqueueNext(value, .pusher(_ContextHook.capture())) {
-        case .mustDrain:
-            drain()
-            return true
-        case .queued:
-            return true
-        case .dropped:
-            return false
+    /// Queues `value`, to be delivered in `context`, for a caller that
+    /// holds a lock of its own (this never calls out): whether it was taken
+    /// (false: the delivery is closed; a caller that counts its drops counts
+    /// it), and whether the caller must `drain()` once it has unlocked.
+    func enqueue(_ value: T, _ context: _PushContext) -> (taken: Bool, mustDrain: Bool) {
+        switch enqueueNext(value, context) {
+        case .dropped: (false, false)
+        case .queued: (true, false)
+        case .mustDrain: (true, true)
         }
     }
 
