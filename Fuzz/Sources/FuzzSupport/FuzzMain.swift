@@ -12,7 +12,8 @@ import Musl
 // (scripts/fuzz), it hands the command line to libFuzzer's driver, which
 // calls the fuzzer's check with each input and saves an input that makes it
 // abort. Built plainly, it replays the files (or folders of files) it is
-// given and exits 1 at the first finding.
+// given and exits 1 at the first finding (with `SIGNALKIT_FUZZ_TIMES=1`, it
+// prints how long each input took, in microseconds).
 
 /// A fuzzer's check of one input: nil when the input passes, else what broke.
 public typealias FuzzCheck = (UnsafeRawBufferPointer) -> String?
@@ -41,12 +42,14 @@ public enum FuzzMain {
                 })
         }
         var count = 0
+        let timing = getenv("SIGNALKIT_FUZZ_TIMES") != nil
         for path in CommandLine.arguments.dropFirst() {
             for file in files(at: path) {
                 guard let bytes = read(file) else {
                     print("cannot read \(file)")
                     exit(2)
                 }
+                let started = timing ? monotonicNanoseconds() : 0
                 let finding = bytes.withUnsafeBytes { input -> String? in
                     if let describe, getenv("SIGNALKIT_FUZZ_PRINT") != nil {
                         print("\(file):\n\(describe(input))")
@@ -54,6 +57,7 @@ public enum FuzzMain {
                     }
                     return check(input)
                 }
+                if timing { print("\((monotonicNanoseconds() - started) / 1000) µs \(file)") }
                 if let finding {
                     print("FINDING in \(file): \(finding)")
                     exit(1)
@@ -63,6 +67,12 @@ public enum FuzzMain {
         }
         print("replayed \(count) inputs: no finding")
         exit(0)
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     private static func files(at path: String) -> [String] {
