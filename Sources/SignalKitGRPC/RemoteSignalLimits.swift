@@ -2,6 +2,7 @@
 
 #if GRPC
 internal import GRPCCore
+import SignalKit
 import Synchronization
 
 /// Caps on the calls a ``RemoteSignalService`` serves at once.
@@ -43,7 +44,7 @@ final class _CallAdmission: Sendable {
     }
 
     let limits: RemoteSignalLimits
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
 
     init(_ limits: RemoteSignalLimits) {
         self.limits = limits
@@ -91,7 +92,7 @@ final class _CallAdmission: Sendable {
 final class _CallTicket: Sendable {
     private let admission: _CallAdmission
     private let peer: String
-    private let released = Atomic<Bool>(false)
+    private let released = Synchronization.Atomic<Bool>(false)
 
     fileprivate init(admission: _CallAdmission, peer: String) {
         self.admission = admission

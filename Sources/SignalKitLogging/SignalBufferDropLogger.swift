@@ -3,7 +3,6 @@
 #if Logging
 public import Logging
 public import SignalKit
-import Synchronization
 
 /// Logs what the bounded boundaries drop (``SignalKitDebug/bufferStatistics()``):
 /// the first drop of each signal name at once, then at most one summary line
@@ -68,7 +67,7 @@ final class _DropSummaries: Sendable {
     private let level: Logger.Level
     private let interval: Duration
     /// The statistics last logged by name, with the serial of their entry.
-    private let logged = Mutex<[String: (entry: UInt64, statistics: SignalBufferStatistics)]>([:])
+    private let logged = _LockedState<[String: (entry: UInt64, statistics: SignalBufferStatistics)]>([:])
 
     init(logger: Logger, level: Logger.Level, interval: Duration) {
         self.logger = logger

@@ -3,7 +3,6 @@
 #if Metrics
 public import Metrics
 public import SignalKit
-import Synchronization
 
 /// Reports SignalKit's live-object counts as swift-metrics gauges, sampled on
 /// a timer.
@@ -87,7 +86,7 @@ public enum SignalKitMetricsReporter {
 /// One recorder per factory for `recordNow`, so that repeated calls add
 /// increments, not totals.
 final class _RecorderCache<Recorder: AnyObject & Sendable>: Sendable {
-    private let recorders = Mutex<[ObjectIdentifier: Recorder]>([:])
+    private let recorders = _LockedState<[ObjectIdentifier: Recorder]>([:])
 
     /// The recorder of `factory`, made by `make` the first time. A factory
     /// that is not a class gets a recorder per call: its counters then
@@ -119,7 +118,7 @@ final class _BufferMetrics: Sendable {
     }
 
     private let factory: any MetricsFactory
-    private let byName = Mutex<[String: Metrics]>([:])
+    private let byName = _LockedState<[String: Metrics]>([:])
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -189,7 +188,7 @@ final class _DedicatedThreadMetrics: Sendable {
     static let recorders = _RecorderCache<_DedicatedThreadMetrics>()
 
     private let factory: any MetricsFactory
-    private let byName = Mutex<[String: Metrics]>([:])
+    private let byName = _LockedState<[String: Metrics]>([:])
 
     init(factory: any MetricsFactory) {
         self.factory = factory

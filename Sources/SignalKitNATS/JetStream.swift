@@ -3,7 +3,6 @@
 #if NATS
 public import Foundation
 public import SignalKit
-import Synchronization
 
 // JetStream over the client protocol: its API is request/reply on
 // `$JS.API.…` subjects with JSON bodies, a stream publish is a request whose
@@ -572,7 +571,7 @@ final class _PendingPublishes: Sendable {
 
     private let policy: SignalBuffer<NATSError>
     private let limit: Int
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
 
     init(_ policy: SignalBuffer<NATSError>) {
         self.policy = policy

@@ -313,7 +313,7 @@ final class _Puller: Disposable, Sendable, _AnswerObserver {
     let subscriber: Subscriber<NATSJetStreamMessage, NATSError>
     let inbox: String
     let queue = Queue(name: "SignalKitNATS.consume")
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
 
     init(
         jetStream: NATSJetStream,

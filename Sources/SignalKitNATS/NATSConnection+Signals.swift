@@ -4,7 +4,6 @@
 public import Foundation
 internal import Instrumentation
 public import SignalKit
-import Synchronization
 
 extension NATSConnection {
     /// The messages published to `subject` (wildcards `*` and `>` allowed),
@@ -109,7 +108,7 @@ extension NATSConnection {
         headers: NATSHeaders = NATSHeaders(),
         timeout: Duration = .seconds(5)
     ) async throws(NATSError) -> NATSMessage {
-        let token = Mutex<String?>(nil)
+        let token = _LockedState<String?>(nil)
         let result: Result<NATSMessage, NATSError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // Resumed once: by the reply, the timeout, a failure, or
@@ -205,7 +204,7 @@ extension Signal where T: Encodable & SendableMetatype, E == NoError {
 
 /// A counter for a sink's published values.
 final class _Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = _LockedState(0)
 
     func increment() -> Int {
         value.withLock { value in

@@ -125,7 +125,7 @@ public final class NATSConnection: Sendable {
     /// What the connection's JetStream consumers count (outside `shared`:
     /// they count on their own queues).
     let jetStreamCounts = _JetStreamCounts()
-    private let shared: Mutex<_State>
+    private let shared: _LockedState<_State>
     private let stateValue = ValuePromise<NATSConnectionState>(.connecting, ignoreRepeated: true)
     private let errorPipe = ValuePipe<NATSError>()
     private let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -137,7 +137,7 @@ public final class NATSConnection: Sendable {
             "_INBOX." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let endpoints = options.servers.compactMap(_Endpoint.init)
-        shared = Mutex(_State(servers: endpoints))
+        shared = _LockedState(_State(servers: endpoints))
         if endpoints.isEmpty || endpoints.count != options.servers.count {
             let bad = options.servers.first { _Endpoint($0) == nil } ?? ""
             shared.withLock { $0.closed = true }

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import Synchronization
+import SignalKit
 
 /// One TCP connection to one server: the handshake, keepalive pings, and
 /// the frames after it, handed to the `NATSConnection`.
@@ -48,7 +48,7 @@ final class _Session: Sendable {
     let connection: NATSConnection
     /// The server's host (TLS's expected name).
     let host: String
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
     private let handshake: EventLoopPromise<NATSServerInfo>
 
     private init(channel: any Channel, options: NATSOptions, host: String, connection: NATSConnection) {
@@ -400,7 +400,7 @@ final class _Session: Sendable {
 
 /// The session a channel initializer makes.
 final class _SessionBox: Sendable {
-    let value = Mutex<_Session?>(nil)
+    let value = _LockedState<_Session?>(nil)
 }
 
 /// The channel's handler: parses frames and hands them over.

@@ -90,7 +90,7 @@ final class _NATSMetrics: Sendable {
     private let pendingPublishes: Gauge
     private let subscriptions: Gauge
     private let pendingAcknowledgements: Gauge
-    private let recorded = Mutex(NATSStatistics())
+    private let recorded = _LockedState(NATSStatistics())
 
     init(connection: NATSConnection, factory: any MetricsFactory) {
         self.connection = connection

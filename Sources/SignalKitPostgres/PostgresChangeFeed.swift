@@ -156,7 +156,7 @@ final class _ChangeFeed: Sendable {
     let policy: PostgresReconnectPolicy
     let logger: Logger
     private let queue = Queue(name: "SignalKitPostgres.notifications")
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
 
     init(configuration: PostgresConnection.Configuration, channel: String, policy: PostgresReconnectPolicy, logger: Logger) {
         self.configuration = configuration

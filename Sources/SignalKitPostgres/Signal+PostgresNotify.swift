@@ -222,7 +222,7 @@ final class _NotifySink: Sendable {
 
     let sender: String
     let carryingContext: Bool
-    private let state = Mutex(State())
+    private let state = _LockedState(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 

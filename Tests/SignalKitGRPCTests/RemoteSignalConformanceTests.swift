@@ -23,7 +23,7 @@ extension GRPCSuite {
         /// The kit's input of each run, served to the call whose request names
         /// it (each call takes its own, once).
         private final class Inputs: Sendable {
-            private let waiting = Mutex<[String: Signal<Int, ConformanceError>]>([:])
+            private let waiting = _LockedState<[String: Signal<Int, ConformanceError>]>([:])
             private let runs = Atomic<Int>(0)
 
             /// Registers `input` and returns the request that fetches it.

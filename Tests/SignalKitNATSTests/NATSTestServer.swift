@@ -163,7 +163,7 @@ final class NATSTestServer: @unchecked Sendable {  // mutated by the one test th
 
 /// Events recorded by test callbacks, from any thread.
 final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = _LockedState<[Value]>([])
 
     func append(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
@@ -203,7 +203,7 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async
 extension NATSConnection {
     /// The latest state.
     var currentState: NATSConnectionState {
-        let latest = Mutex<NATSConnectionState?>(nil)
+        let latest = _LockedState<NATSConnectionState?>(nil)
         state.start(next: { value in latest.withLock { $0 = value } }).dispose()
         return latest.withLock { $0 } ?? .connecting
     }

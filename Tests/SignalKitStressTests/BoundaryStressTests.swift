@@ -25,7 +25,7 @@ extension StressSuite {
             counts: HopCounts,
             name: String? = nil
         ) -> Round {
-            let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
+            let source = _LockedState<Subscriber<TrackedObject, NoError>?>(nil)
             let last = Atomic<Int>(-1)
             let signal = Signal<TrackedObject, NoError> { subscriber in
                 source.withLock { $0 = subscriber }
@@ -100,7 +100,7 @@ extension StressSuite {
                     threads: 2,
                     rounds: rounds,
                     setup: { _ -> UncheckedBox<(Subscriber<TrackedObject, Int>, any Disposable)> in
-                        let source = Mutex<Subscriber<TrackedObject, Int>?>(nil)
+                        let source = _LockedState<Subscriber<TrackedObject, Int>?>(nil)
                         let handle =
                             (Signal<TrackedObject, Int> { subscriber in
                                 source.withLock { $0 = subscriber }
@@ -142,7 +142,7 @@ extension StressSuite {
                         threads: 2,
                         rounds: 500 * stressScale,
                         setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
-                            let source = Mutex<Subscriber<Int, NoError>?>(nil)
+                            let source = _LockedState<Subscriber<Int, NoError>?>(nil)
                             let last = Atomic<Int>(-1)
                             let handle =
                                 (Signal<Int, NoError> { subscriber in
@@ -235,8 +235,8 @@ extension StressSuite {
                     threads: 2,
                     rounds: 300 * stressScale,
                     setup: { _ -> Round in
-                        let source = Mutex<Subscriber<TrackedObject, NoError>?>(nil)
-                        let last = Mutex<[String: Int]>([:])
+                        let source = _LockedState<Subscriber<TrackedObject, NoError>?>(nil)
+                        let last = _LockedState<[String: Int]>([:])
                         let signal = Signal<TrackedObject, NoError> { subscriber in
                             source.withLock { $0 = subscriber }
                             return EmptyDisposable

@@ -99,7 +99,7 @@ extension StressSuite {
                 threads: 2,
                 rounds: 20_000 * stressScale,
                 setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
-                    let source = Mutex<Subscriber<Int, NoError>?>(nil)
+                    let source = _LockedState<Subscriber<Int, NoError>?>(nil)
                     let payload = TrackedObject("callback capture")
                     let handle = Signal<Int, NoError> { subscriber in
                         source.withLock { $0 = subscriber }
@@ -149,7 +149,7 @@ extension StressSuite {
                 threads: 3,
                 rounds: rounds,
                 setup: { _ -> UncheckedBox<Subscriber<Int, String>> in
-                    let source = Mutex<Subscriber<Int, String>?>(nil)
+                    let source = _LockedState<Subscriber<Int, String>?>(nil)
                     _ = Signal<Int, String> { subscriber in
                         source.withLock { $0 = subscriber }
                         return ActionDisposable { disposals.add(1, ordering: .relaxed) }

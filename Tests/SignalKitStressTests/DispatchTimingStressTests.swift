@@ -34,7 +34,7 @@ extension StressSuite {
                     threads: 2,
                     rounds: 3_000 * stressScale,
                     setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
-                        let source = Mutex<Subscriber<Int, NoError>?>(nil)
+                        let source = _LockedState<Subscriber<Int, NoError>?>(nil)
                         let expected = Atomic<Int>(0)
                         let handle =
                             (Signal<Int, NoError> { subscriber in
@@ -125,7 +125,7 @@ extension StressSuite {
                     threads: 2,
                     rounds: 3_000 * stressScale,
                     setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
-                        let source = Mutex<Subscriber<Int, NoError>?>(nil)
+                        let source = _LockedState<Subscriber<Int, NoError>?>(nil)
                         let expected = Atomic<Int>(0)
                         let handle =
                             (Signal<Int, NoError> { subscriber in

@@ -73,7 +73,7 @@ extension StressSuite {
             let check = LeakCheck()
             do {
                 let pipe = ValuePipe<Int>()
-                let handles = Mutex<[any Disposable]>([])
+                let handles = _LockedState<[any Disposable]>([])
                 let subscriber = pipe.signal().start(next: { _ in
                     for _ in 0..<64 {
                         let handle = pipe.signal().start(next: { _ in })
@@ -111,7 +111,7 @@ extension StressSuite {
                     setup: { _ in
                         let round = DisposeRound()
                         let probe = ReleaseProbe(round)
-                        let captured = Mutex<Subscriber<Int, NoError>?>(nil)
+                        let captured = _LockedState<Subscriber<Int, NoError>?>(nil)
                         round.handle = Signal<Int, NoError> { subscriber in
                             captured.withLock { $0 = subscriber }
                             return EmptyDisposable

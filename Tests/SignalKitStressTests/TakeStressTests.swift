@@ -34,7 +34,7 @@ extension StressSuite {
 
         private static func makeRound(limit: Int) -> Round {
             let round = Round()
-            let held = Mutex<Subscriber<Int, NoError>?>(nil)
+            let held = _LockedState<Subscriber<Int, NoError>?>(nil)
             let disposals = round.upstreamDisposals
             let upstream = Signal<Int, NoError> { subscriber in
                 held.withLock { $0 = subscriber }

@@ -66,11 +66,17 @@ struct _Mutex: @unchecked Sendable {
 /// box frees when it is destroyed (its owner needs no `deinit`). The state is
 /// reachable only inside `withLock`.
 ///
+/// The package's integrations use it too, in place of
+/// `Synchronization.Mutex`: contended, that one hands the lock over through
+/// futex calls in code ThreadSanitizer does not instrument, so a user's
+/// ThreadSanitizer run reported races on state it guards (two threads and a
+/// `Mutex<[Int]>` show it); ThreadSanitizer sees a pthread mutex.
+///
 /// `body` must not call out (no user closures, no downstream calls) and must
 /// not release anything that can run arbitrary code: a replaced value is
 /// returned from `body` and dropped by the caller after the lock is released,
 /// so a re-entrant `deinit` cannot deadlock on this lock.
-struct _LockedState<State>: ~Copyable, @unchecked Sendable {
+package struct _LockedState<State>: ~Copyable, @unchecked Sendable {
     // `@unchecked Sendable`: the state is only accessed with the mutex held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -86,7 +92,7 @@ struct _LockedState<State>: ~Copyable, @unchecked Sendable {
         (UnsafeMutableRawPointer(mutex) + Self.stateOffset).assumingMemoryBound(to: State.self)
     }
 
-    init(_ initial: consuming State) {
+    package init(_ initial: consuming State) {
         let raw = UnsafeMutableRawPointer.allocate(
             // At least one byte of state: `withLock` passes the state
             // `inout`, and ThreadSanitizer records an inout access even of
@@ -111,7 +117,7 @@ struct _LockedState<State>: ~Copyable, @unchecked Sendable {
 
     /// Runs `body` on the state with the mutex held.
     @inline(__always)
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R, Failure: Error>(_ body: (inout State) throws(Failure) -> R) throws(Failure) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)

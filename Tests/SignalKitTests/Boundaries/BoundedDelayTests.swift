@@ -127,7 +127,7 @@ import Testing
 
     @Test func blockingHoldsTheProducerUntilValuesAreSent() {
         let queue = Queue(name: "delay.block")
-        let received = Mutex<[Int]>([])
+        let received = _LockedState<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         let pipe = ValuePipe<Int>()
         let handle =

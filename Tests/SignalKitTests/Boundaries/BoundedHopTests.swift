@@ -235,7 +235,7 @@ import Testing
 
     @Test func blockingHoldsTheProducerUntilTheConsumerTakesTheValues() {
         let queue = Queue(name: "buffer.block")
-        let received = Mutex<[Int]>([])
+        let received = _LockedState<[Int]>([])
         let gate = DispatchSemaphore(value: 0)
         let pipe = ValuePipe<Int>()
         let handle = (pipe.signal() |> named("buffer.block") |> deliverOn(queue, buffer: .blocking(beyond: 2)))
@@ -307,7 +307,7 @@ import Testing
 
     @Test func aThreadPoolDeliversEachBurstInOrderWithTheSamePolicies() {
         let pool = ThreadPool(threadCount: 2, threadPriority: 0.5)
-        let received = Mutex<[Int]>([])
+        let received = _LockedState<[Int]>([])
         let gate = DispatchSemaphore(value: 0)
         let entered = Atomic<Bool>(false)
         let completed = Atomic<Bool>(false)

@@ -133,7 +133,7 @@ import Testing
     @Test func synchronousInnersRunInConstantStack() {
         let count = StackSafety.iterations
         let received = StackSafety.run {
-            let received = Mutex(0)
+            let received = _LockedState(0)
             let handle =
                 (Signal<Int, NoError>.sequence(Array(0..<count))
                 |> mapToQueue(buffer: .droppingOldest(beyond: 1)) { Signal<Int, NoError>.single($0) })
@@ -160,7 +160,7 @@ import Testing
     @Test func blockingHoldsTheOuterUntilARunningInnerCompletes() {
         let outer = ValuePipe<Int>()
         let inners = (0..<3).map { _ in ValuePipe<Int>() }
-        let received = Mutex<[Int]>([])
+        let received = _LockedState<[Int]>([])
         let handle =
             (outer.signal()
             |> named("queue.block")
@@ -201,7 +201,7 @@ import Testing
         let failing = Signal<Int, String> { subscriber in
             running.signal().start(next: { _ in subscriber.putError("inner failed") })
         }
-        let subscribed = Mutex<[Int]>([])
+        let subscribed = _LockedState<[Int]>([])
         let log = EventLog()
         let handle = log.start(
             outer.signal()

@@ -29,7 +29,7 @@ import Testing
 
     #if DEBUG
     @Test func reportsTheCreationSiteWhenReleasedUndisposed() {
-        let reports = Mutex<[String]>([])
+        let reports = _LockedState<[String]>([])
         StrictDisposable.leakHandler = { message in reports.withLock { $0.append(message) } }
         defer { StrictDisposable.leakHandler = nil }
         do {

@@ -103,7 +103,7 @@ final class ScriptedSource<T, E>: @unchecked Sendable {
 /// Serialises `captureStandardOutputForMetaTests`: standard output is one
 /// descriptor per process, so two captures at once (parallel tests) would
 /// take each other's output and restore each other's pipes.
-private let standardOutputCapture = Synchronization.Mutex<Void>(())
+private let standardOutputCapture = _LockedState<Void>(())
 
 /// Runs `body` with standard output redirected to a pipe; returns what was
 /// printed. Swift Testing reports on standard error, so nothing else is

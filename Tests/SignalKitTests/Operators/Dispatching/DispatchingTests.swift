@@ -10,9 +10,7 @@ import Testing
 // Dispatch queues and thread pools are waited for with `queue.sync {}`, a
 // marker task, or by polling an atomic flag (`waitUntil`, a millisecond per
 // poll), with gates instead of sleeps to order threads. Logs are read only
-// once the threads writing them are done: `EventLog` uses
-// Synchronization.Mutex, whose contended (futex) path ThreadSanitizer does
-// not see.
+// once the threads writing them are done.
 
 @Suite struct DeliverOnQueueTests {
     @Test func deliversInlineWhenTheSourceRunsOnTheQueue() {
@@ -97,7 +95,7 @@ import Testing
 
     @Test func eventsFromAnotherThreadKeepTheirOrderOnARealQueue() {
         let queue = Queue(name: "deliver")
-        let received = Mutex<[Int]>([])
+        let received = _LockedState<[Int]>([])
         let onQueue = Atomic<Bool>(true)
         let completed = Atomic<Bool>(false)
         let pipe = Shared<Subscriber<Int, NoError>?>(nil)
