@@ -138,7 +138,9 @@ extension Signal where T == String, E == NoError {
     /// once the values before it are sent.
     ///
     /// **Batching.** The sink has one connection (opened when the first
-    /// value arrives) and sends one transaction at a time. The values that
+    /// value arrives; opened again for the next batch when the server
+    /// closed it while the sink was idle, since nothing was sent on it) and
+    /// sends one transaction at a time. The values that
     /// arrive while it connects or while a transaction is in flight are sent
     /// together, in order, in the next transaction: a burst costs one round
     /// trip, and its notifications are delivered together when it commits.
@@ -317,15 +319,21 @@ final class _NotifySink: Sendable {
                 }
                 let sequences = first...(first + UInt64(batch.count) - 1)
                 do {
+                    // A connection closed since the last batch (by the
+                    // server, say) is replaced: nothing was sent on it, and
+                    // postgres-nio does not complete a query on a closed
+                    // connection (one closed by `close()` waited 3 s here
+                    // without an answer).
+                    if let closed = connection, closed.isClosed {
+                        try? await closed.close()
+                        connection = nil
+                    }
                     let open: PostgresConnection
                     if let connection {
                         open = connection
                     } else {
-                        open = try await PostgresConnection.connect(
-                            configuration: configuration,
-                            id: _connectionIDs.add(1, ordering: .relaxed).newValue,
-                            logger: logger
-                        )
+                        guard let opened = try await configuration._connect(logger: logger) else { return nil }
+                        open = opened
                         connection = open
                     }
                     // One statement, so one transaction; the function scan

@@ -383,6 +383,54 @@ extension PostgresTests {
             #expect(check.leaks() == nil)
         }
 
+        /// A connection the server closes while the sink is idle is replaced
+        /// for the next batch: nothing was sent on it, so the sink goes on
+        /// (numbering on) instead of failing or waiting for a query that
+        /// cannot complete.
+        @Test func aSinkReplacesAConnectionTheServerClosedWhileIdle() async throws {
+            let check = LeakCheck()
+            do {
+                let channel = PostgresTestServer.uniqueChannel("idle")
+                let received = EventLog()
+                let feed = received.start(configuration.notifications(channel: channel))
+                #expect(await waitUntil { received.events == ["next listening(epoch: 1)"] })
+
+                let pipe = ValuePipe<String>()
+                let batches = EventLog()
+                let handle = batches.start(
+                    pipe.signal().notify(
+                        channel: channel,
+                        configuration: PostgresTestServer.configuration(applicationName: "\(channel)_sink"),
+                        sender: "s"
+                    )
+                )
+                pipe.putNext("a")
+                #expect(await waitUntil { batches.events.count == 1 })
+                #expect(try await PostgresTestServer.terminateBackends(named: "\(channel)_sink") == 1)
+                #expect(try await waitUntil { try await PostgresTestServer.backends(named: "\(channel)_sink") == 0 })
+                // The sink's side of the connection sees the close.
+                try await Task.sleep(for: .milliseconds(100))
+                pipe.putNext("b")
+                #expect(await waitUntil { batches.events.count == 2 })
+                #expect(
+                    batches.events == [
+                        "next PostgresNotifyBatch(sequences: ClosedRange(1...1))",
+                        "next PostgresNotifyBatch(sequences: ClosedRange(2...2))",
+                    ])
+                #expect(await waitUntil { received.events.count == 3 })
+                #expect(
+                    received.events == [
+                        "next listening(epoch: 1)", "next notification(payload: \"s:1:a\")",
+                        "next notification(payload: \"s:2:b\")",
+                    ])
+                #expect(try await PostgresTestServer.backends(named: "\(channel)_sink") == 1)
+                handle.dispose()
+                #expect(try await waitUntil { try await PostgresTestServer.backends(named: "\(channel)_sink") == 0 })
+                feed.dispose()
+            }
+            #expect(check.leaks() == nil)
+        }
+
         /// Measures a value's trip from a sink's source to a feed's subscriber
         /// (NOTIFY transaction, commit, delivery), one value at a time; prints
         /// the percentiles and checks only that every value arrived.
