@@ -51,7 +51,13 @@ public struct NATSTLS: Sendable, Equatable {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.certificateVerification = verifiesServer ? .fullVerification : .none
         do {
-            if let trustRootsFile { configuration.trustRoots = .file(trustRootsFile) }
+            // Every file is loaded before the context is made: a
+            // `NIOSSLContext` whose initializer throws (a trust roots file
+            // that does not load, given as `.file`) leaks its BoringSSL
+            // context, about 2.5 KB, on every reconnect attempt.
+            if let trustRootsFile {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(trustRootsFile))
+            }
             if let certificateChainFile {
                 configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificateChainFile).map { .certificate($0) }
             }
