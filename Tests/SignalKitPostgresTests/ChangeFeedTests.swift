@@ -151,6 +151,16 @@ extension PostgresTests {
             return log.events
         }
 
+        /// A feed on a new channel named from `prefix`, once it listens: the
+        /// channel, the feed's events, its subscription.
+        func listeningFeed(_ prefix: String) async -> (channel: String, events: EventLog, feed: any Disposable) {
+            let channel = PostgresTestServer.uniqueChannel(prefix)
+            let received = EventLog()
+            let feed = received.start(configuration.notifications(channel: channel))
+            #expect(await waitUntil { received.events == ["next listening(epoch: 1)"] })
+            return (channel, received, feed)
+        }
+
         /// The scenario: two listener processes and a sink. Both see
         /// every notification of the committed transactions, in order per
         /// sender, and none of a rolled-back one; terminating one listener's
@@ -343,10 +353,7 @@ extension PostgresTests {
         @Test func aBurstIsOneTransaction() async throws {
             let check = LeakCheck()
             do {
-                let channel = PostgresTestServer.uniqueChannel("burst")
-                let received = EventLog()
-                let feed = received.start(configuration.notifications(channel: channel))
-                #expect(await waitUntil { received.events == ["next listening(epoch: 1)"] })
+                let (channel, received, feed) = await listeningFeed("burst")
 
                 let pipe = ValuePipe<String>()
                 let batches = EventLog()
@@ -390,10 +397,7 @@ extension PostgresTests {
         @Test func aSinkReplacesAConnectionTheServerClosedWhileIdle() async throws {
             let check = LeakCheck()
             do {
-                let channel = PostgresTestServer.uniqueChannel("idle")
-                let received = EventLog()
-                let feed = received.start(configuration.notifications(channel: channel))
-                #expect(await waitUntil { received.events == ["next listening(epoch: 1)"] })
+                let (channel, received, feed) = await listeningFeed("idle")
 
                 let pipe = ValuePipe<String>()
                 let batches = EventLog()
