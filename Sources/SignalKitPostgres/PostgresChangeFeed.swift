@@ -136,12 +136,13 @@ extension PostgresConnection.Configuration {
     /// postgres-nio's `connect` closes the channel when its task is
     /// cancelled during the handshake, but can still return the connection
     /// when the handshake completes at that moment; a query on that
-    /// connection never completes (seen under ThreadSanitizer's timing:
-    /// cancelled 0-6 ms after the start, 4 connections in 80 hung in their
-    /// first query). Cancellation is sticky, so checking it once `connect`
-    /// has returned excludes that connection; a cancellation that comes
-    /// later no longer reaches postgres-nio's handler, and a query does not
-    /// watch for cancellation.
+    /// connection never completes (seen under ThreadSanitizer's timing: of
+    /// 81 tasks that connect and query, cancelled 0-4 ms after they
+    /// started, the 4 cancelled 3-4 ms in hung in their first query; with
+    /// this check, none of 600 cancelled 0-6 ms in). Cancellation is
+    /// sticky, so checking it once `connect` has returned excludes that
+    /// connection; a cancellation that comes later no longer reaches
+    /// postgres-nio's handler, and a query does not watch for cancellation.
     func _connect(logger: Logger) async throws -> PostgresConnection? {
         let connection = try await PostgresConnection.connect(
             configuration: self,
