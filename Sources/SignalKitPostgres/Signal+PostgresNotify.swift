@@ -324,10 +324,7 @@ final class _NotifySink: Sendable {
                     // postgres-nio does not complete a query on a closed
                     // connection (one closed by `close()` waited 3 s here
                     // without an answer).
-                    if let closed = connection, closed.isClosed {
-                        try? await closed.close()
-                        connection = nil
-                    }
+                    if connection?.isClosed == true { connection = nil }
                     let open: PostgresConnection
                     if let connection {
                         open = connection
