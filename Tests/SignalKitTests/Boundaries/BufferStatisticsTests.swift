@@ -2,6 +2,7 @@
 
 import SignalKit
 import SignalKitTesting
+import Synchronization
 import Testing
 
 // SignalKitDebug.bufferStatistics(): an entry per name lives while a
@@ -146,12 +147,18 @@ private struct Held {
         let held = Held(name, SignalBuffer.blocking(beyond: 1).counted(by: probe), scheduler: scheduler)
         held.send(1)
         let pipe = held.pipe
-        // Finds the buffer full and waits for room, on a thread of its own.
-        let producer = Task.detached { pipe.putNext(1) }
+        // Finds the buffer full and waits for room, on a thread of its own
+        // (not a task's: a blocked task would hold one of the cooperative
+        // pool's few threads, which other tests running meanwhile need).
+        let returned = Synchronization.Atomic<Bool>(false)
+        Queue(name: "BufferStatisticsTests.producer").async {
+            pipe.putNext(1)
+            returned.store(true, ordering: .releasing)
+        }
         while probe.statistics.blockedSends == 0 { await Task.yield() }
         #expect(entry(name)?.blockedSends == 1)
         held.handle.dispose()
-        await producer.value
+        while !returned.load(ordering: .acquiring) { await Task.yield() }
         #expect(probe.statistics.drops == 1)
         #expect(entry(name) == nil)
     }
