@@ -6,9 +6,10 @@ import SignalKitTesting
 import Synchronization
 import Testing
 
-// Races of the bounded hop (`deliverOn(queue, buffer:)`) on real queues: a
-// producer thread filling a bounded buffer while a slow consumer drains it
-// and another thread disposes. Every value is a `TrackedObject`, so a value
+// Races of the bounded hop (`deliverOn(queue, buffer:)`) on real queues (and
+// of the bounded actor delivery, which drains the same way): a producer
+// thread filling a bounded buffer while a slow consumer drains it and
+// another thread disposes. Every value is a `TrackedObject`, so a value
 // the buffer forgets to release (or releases twice) shows in the counters.
 
 extension StressSuite {
@@ -85,6 +86,91 @@ extension StressSuite {
         @Test func blockingRacesDisposal() {
             // The producer blocks on the full buffer; disposal must release it.
             race(.blocking(beyond: 2), rounds: 1_500 * stressScale, values: 32)
+        }
+
+        /// A disposal racing a completion that waits behind values: when the
+        /// completion is delivered, every value was delivered before it. (A
+        /// disposal that drops waiting values drops the completion too; a
+        /// completion after a gap would tell the subscriber it saw everything.)
+        @Test func aCompletionRacingDisposalFollowsEveryValue() {
+            let pool = ThreadPool(threadCount: 1, threadPriority: 0.5)
+            let lane = pool.nextQueue()
+            defer { withExtendedLifetime(lane) {} }
+            for buffer in [SignalBuffer<NoError>.blocking(beyond: 4), .droppingOldest(beyond: 64)] {
+                completionFollowsValues(rounds: 5_000 * stressScale) {
+                    deliverOn(Queue(name: "stress.boundary.end"), buffer: buffer)
+                }
+                completionFollowsValues(rounds: 2_500 * stressScale) { deliverOn(pool, buffer: buffer) }
+            }
+        }
+
+        /// As above for the bounded actor delivery (`start(isolation:buffer:)`),
+        /// whose drain job runs on the actor while another thread disposes.
+        @Test func anActorDeliveryCompletionRacingDisposalFollowsEveryValue() async {
+            let host = DeliveryHost()
+            let early = EarlyCompletions()
+            for buffer in [SignalBuffer<NoError>.blocking(beyond: 4), .droppingOldest(beyond: 64)] {
+                for _ in 0..<1_000 * stressScale {
+                    let source = _LockedState<Subscriber<Int, NoError>?>(nil)
+                    let signal = Signal<Int, NoError> { subscriber in
+                        source.withLock { $0 = subscriber }
+                        return EmptyDisposable
+                    }
+                    let handle = await host.start(signal, buffer: buffer, values: 8, early: early)
+                    let subscriber = UncheckedBox(source.withLock { $0 }!)
+                    SignalKitTesting.race(threads: 2) { index in
+                        if index == 0 {
+                            for value in 0..<8 { subscriber.value.putNext(value) }
+                            subscriber.value.putCompletion()
+                        } else {
+                            for _ in 0..<Int.random(in: 0..<300) { _ = early.count.load(ordering: .relaxed) }
+                            handle.value.dispose()
+                        }
+                    }
+                }
+            }
+            await host.settle()
+            #expect(early.count.load(ordering: .relaxed) == 0, "a completion delivered after a disposal dropped values")
+        }
+
+        private func completionFollowsValues(
+            rounds: Int, _ hop: () -> (Signal<Int, NoError>) -> Signal<Int, NoError>
+        ) {
+            let values = 8
+            let early = Atomic<Int>(0)
+            let completions = Atomic<Int>(0)
+            let operation = hop()
+            raceRounds(
+                threads: 2,
+                rounds: rounds,
+                setup: { _ -> UncheckedBox<(Subscriber<Int, NoError>, any Disposable)> in
+                    let source = _LockedState<Subscriber<Int, NoError>?>(nil)
+                    let delivered = Atomic<Int>(0)
+                    let handle =
+                        (Signal<Int, NoError> { subscriber in
+                            source.withLock { $0 = subscriber }
+                            return EmptyDisposable
+                        } |> operation).start(
+                            next: { _ in delivered.add(1, ordering: .relaxed) },
+                            completed: {
+                                completions.add(1, ordering: .relaxed)
+                                if delivered.load(ordering: .relaxed) != values { early.add(1, ordering: .relaxed) }
+                            })
+                    return UncheckedBox((source.withLock { $0 }!, handle))
+                },
+                body: { index, round in
+                    if index == 0 {
+                        for value in 0..<values { round.value.0.putNext(value) }
+                        round.value.0.putCompletion()
+                    } else {
+                        for _ in 0..<Int.random(in: 0..<300) { _ = early.load(ordering: .relaxed) }
+                        round.value.1.dispose()
+                    }
+                }
+            )
+            #expect(
+                early.load(ordering: .relaxed) == 0,
+                "a completion delivered after a disposal dropped values (\(completions.load(ordering: .relaxed)) completions)")
         }
 
         /// `failing` racing disposal: the overflow ends the subscription from
@@ -325,6 +411,29 @@ extension StressSuite {
 }
 
 /// What the consumers saw wrong, across rounds.
+/// The actor the bounded actor delivery's stress test delivers on.
+private actor DeliveryHost {
+    /// Starts `signal` on this actor under `buffer`; a completion that
+    /// arrives before all `values` counts in `early`.
+    func start(
+        _ signal: Signal<Int, NoError>, buffer: SignalBuffer<NoError>, values: Int, early: EarlyCompletions
+    ) -> UncheckedBox<any Disposable> {
+        var delivered = 0
+        return UncheckedBox(
+            signal.start(
+                isolation: self, buffer: buffer, next: { _ in delivered += 1 },
+                completed: { if delivered != values { early.count.add(1, ordering: .relaxed) } }))
+    }
+
+    /// Returns once the drain jobs enqueued before it ran.
+    func settle() {}
+}
+
+/// Completions delivered before every value was.
+private final class EarlyCompletions: Sendable {
+    let count = Synchronization.Atomic<Int>(0)
+}
+
 private final class HopCounts: Sendable {
     let misordered = Synchronization.Atomic<Int>(0)
     let offQueue = Synchronization.Atomic<Int>(0)

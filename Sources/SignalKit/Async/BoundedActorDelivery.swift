@@ -120,7 +120,14 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
                 return
             case .terminal(let box):
                 counters?.detach(ObjectIdentifier(self))
-                deliver(box.event)
+                // A disposal under way may have dropped values of the last
+                // batch: the terminal event goes with them (see
+                // `beginDisposal`); the callbacks are this job's to release.
+                if disposalBegan.load(ordering: .acquiring) {
+                    releaseCallbacks()
+                } else {
+                    deliver(box.event)
+                }
                 return
             case .values:
                 deliverBatch { next?($0) }
@@ -156,7 +163,7 @@ final class _BoundedActorDelivery<T: Sendable, E: Sendable>: _DrainedBoundary<T,
     // MARK: Disposal
 
     func dispose() {
-        valuesStopped.store(true, ordering: .releasing)
+        beginDisposal()
         // Who releases the callbacks is decided in the disposal's critical
         // section: with no drain job pending none can start any more (the
         // buffer is disposed), so nothing else touches them; the first

@@ -200,6 +200,10 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
     /// Set by disposal and by a `failing` overflow: the drain stops
     /// delivering values at once (read per value, without the lock).
     let valuesStopped = Synchronization.Atomic<Bool>(false)
+    /// A disposal began (`beginDisposal`): a drain that found the values
+    /// stopped knows a disposal stopped them (its drops are not counted, and
+    /// the terminal event goes with them).
+    let disposalBegan = Synchronization.Atomic<Bool>(false)
 
     /// Batches one drain delivers before it yields its executor (scheduling
     /// its continuation behind the work queued meanwhile).
@@ -232,6 +236,15 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
         if startDrain == true { scheduleDrain() }
     }
 
+    /// The first step of a disposal, before it takes the lock: the drain
+    /// stops delivering values, and will not deliver a terminal event it
+    /// takes (values of its batch may have been dropped before it, which it
+    /// would follow as if none had).
+    func beginDisposal() {
+        disposalBegan.store(true, ordering: .releasing)
+        valuesStopped.store(true, ordering: .releasing)
+    }
+
     /// Delivers the batch in order with `deliver`; stops (dropping the rest)
     /// once the values are stopped: an overflow's drops are counted, a
     /// disposal's are not.
@@ -241,8 +254,7 @@ package class _DrainedBoundary<T, E: Sendable>: _BoundaryBuffer<T, E>, @unchecke
         while !batch.isEmpty {
             let value = batch.removeFirst()
             if valuesStopped.load(ordering: .acquiring) {
-                let disposed = mutex.withLock { state.isDisposed }
-                if !disposed { counters?.recordDrops(batch.count + 1) }
+                if !disposalBegan.load(ordering: .acquiring) { counters?.recordDrops(batch.count + 1) }
                 withExtendedLifetime(value) {}
                 while !batch.isEmpty { _ = batch.removeFirst() }
                 return

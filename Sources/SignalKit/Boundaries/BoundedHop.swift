@@ -105,6 +105,10 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     /// The drain stops delivering values at once: disposal or a `failing`
     /// overflow (read per value, without a lock).
     private let valuesStopped = Synchronization.Atomic<Bool>(false)
+    /// A disposal began: set before `valuesStopped`, so a drain that found
+    /// the values stopped knows whether a disposal stopped them (its drops
+    /// are not counted, and the terminal event goes with them).
+    private let disposalBegan = Synchronization.Atomic<Bool>(false)
     /// The terminal event, once queued and not yet taken (guarded by `mutex`).
     @exclusivity(unchecked) private nonisolated(unsafe) var terminalBox: _BoundaryTerminalBox<E>?
     /// Guarded by `mutex`.
@@ -467,8 +471,11 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
                 return
             case .terminal(let box):
                 // `pending` keeps the terminal's 1: no drain is ever
-                // scheduled again.
-                deliver(box.event)
+                // scheduled again. A disposal under way may have dropped
+                // values of this drain's last batch: the terminal event
+                // would follow a gap (and tell the subscriber it saw every
+                // value), so it is dropped with them.
+                if !disposalBegan.load(ordering: .acquiring) { deliver(box.event) }
                 return
             case .nothing:
                 // A drain runs only while `pending` counts something: with no
@@ -545,8 +552,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
             let value = (batch + index).move()
             index &+= 1
             if valuesStopped.load(ordering: .acquiring) {
-                let disposed = mutex.withLock { self.disposed }
-                if !disposed { counters.recordDrops(count &- index &+ 1) }
+                if !disposalBegan.load(ordering: .acquiring) { counters.recordDrops(count &- index &+ 1) }
                 withExtendedLifetime(value) {}
                 (batch + index).deinitialize(count: count &- index)
                 return
@@ -565,6 +571,7 @@ final class _BoundedHop<T: Sendable, E: Sendable>: _BufferDepthSource, Disposabl
     // MARK: Disposal
 
     func dispose() {
+        disposalBegan.store(true, ordering: .releasing)
         valuesStopped.store(true, ordering: .releasing)
         producing.lock()
         mutex.lock()

@@ -32,7 +32,9 @@
 ///   it has one (``counted(by:)``);
 /// * disposing the subscription releases the waiting values at once (a
 ///   batch the consumer is already delivering is released by the consumer,
-///   after the callback that is running returns).
+///   after the callback that is running returns), and with them the
+///   terminal event waiting behind them: a subscriber that gets a terminal
+///   event missed no value before it but those counted as drops.
 ///
 /// A bounded boundary hands its values over in batches: the consumer takes
 /// every waiting value at once, so up to `limit` values wait while up to

@@ -75,8 +75,10 @@ public func deliverOn<T: Sendable, E: Sendable>(_ queue: Queue) -> (Signal<T, E>
 /// follows the value being delivered, the waiting values are dropped).
 /// Upstream is disposed as soon as it terminates or overflows.
 ///
-/// **Disposal:** disposes upstream and releases the waiting values at once;
-/// a producer blocked by `.blocking` returns (its value is dropped).
+/// **Disposal:** disposes upstream and releases the waiting values at once,
+/// and the terminal event waiting behind them (a disposal racing a batch on
+/// `queue` ends it there, without its terminal event); a producer blocked by
+/// `.blocking` returns (its value is dropped).
 ///
 /// Drops, overflows, blocked sends and the depth are counted under the
 /// upstream's name (``SignalKitDebug/bufferStatistics()``), and in the
