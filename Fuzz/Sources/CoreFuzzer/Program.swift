@@ -130,6 +130,9 @@ struct Program: CustomStringConvertible {
     /// dozen sends made 5–10 s of work and over 600 MB of logs (two
     /// inputs of a 2,400 s campaign, now in the corpus).
     static let maximumDeliveries = 20_000
+    /// Inner signals the flattening nodes may start in one run (see
+    /// `InnerBudget`).
+    static let maximumInners = 20_000
 
     let graph: Node
     let actions: [Action]

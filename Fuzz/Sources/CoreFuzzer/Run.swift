@@ -43,7 +43,8 @@ private func runSteps(_ program: Program) -> Finding? {
     let scheduler = VirtualTimeScheduler()
     let queue = scheduler.makeQueue(name: "fuzz")
     let sources = (0..<Program.sourceCount).map { FuzzSource(index: $0) }
-    let signal = makeSignal(program.graph, sources: sources, queue: queue)
+    let budget = InnerBudget()
+    let signal = makeSignal(program.graph, sources: sources, queue: queue, budget: budget)
     let model = Model()
     defer { model.endRun() }
     let logs = (0..<Program.slotCount).map { _ in Log() }
@@ -87,39 +88,48 @@ private func runSteps(_ program: Program) -> Finding? {
         return nil
     }
 
+    // Whether the inner budget ran out: SignalKit's last action was cut
+    // short, and the model did not take it.
+    var spent = false
     for action in program.actions {
+        // SignalKit's step.
         switch action {
         case .start(let slot):
             guard handles[slot] == nil else { continue }
             let log = logs[slot]
             log.append(.started)
-            modelLogs[slot].append(.started)
             handles[slot] = signal.start(
                 next: { log.append(.next($0)) },
                 error: { log.append(.error(source: $0.source)) },
                 completed: { log.append(.completed) }
             )
-            modelHandles[slot] = model.subscribe(program.graph) { modelLogs[slot].append($0) }
         case .dispose(let slot):
             guard let handle = handles[slot] else { continue }
             handle.dispose()
             logs[slot].append(.disposed)
-            modelLogs[slot].append(.disposed)
             handles[slot] = nil
+        case .next(let source, let value): sources[source].send(.next(value))
+        case .error(let source): sources[source].send(.error(source: source))
+        case .complete(let source): sources[source].send(.completed)
+        case .runQueue: scheduler.run()
+        }
+        if budget.isSpent {
+            spent = true
+            break
+        }
+        // The model's.
+        switch action {
+        case .start(let slot):
+            modelLogs[slot].append(.started)
+            modelHandles[slot] = model.subscribe(program.graph) { modelLogs[slot].append($0) }
+        case .dispose(let slot):
+            modelLogs[slot].append(.disposed)
             modelHandles[slot]?.dispose()
             modelHandles[slot] = nil
-        case .next(let source, let value):
-            sources[source].send(.next(value))
-            model.send(.next(value), to: source)
-        case .error(let source):
-            sources[source].send(.error(source: source))
-            model.send(.error(source: source), to: source)
-        case .complete(let source):
-            sources[source].send(.completed)
-            model.send(.completed, to: source)
-        case .runQueue:
-            scheduler.run()
-            model.runQueue()
+        case .next(let source, let value): model.send(.next(value), to: source)
+        case .error(let source): model.send(.error(source: source), to: source)
+        case .complete(let source): model.send(.completed, to: source)
+        case .runQueue: model.runQueue()
         }
         if let finding = compare(after: action.description) { return finding }
         // A graph that subscribes a source for each of the source's values
@@ -144,7 +154,7 @@ private func runSteps(_ program: Program) -> Finding? {
     }
     scheduler.run()
     model.runQueue()
-    if let finding = compare(after: "the end") { return finding }
+    if !spent, let finding = compare(after: "the end") { return finding }
     if let finding = sourceFinding(sources, program) { return finding }
     if !model.sourcesAreIdle {
         return Finding(rule: "the model ends every source subscription (a fuzzer bug)", details: "\(program)")
@@ -190,7 +200,8 @@ final class Log: Sendable {
 private func runConcurrently(_ program: Program) -> Finding? {
     let queue = ScheduleThread.queue
     let sources = (0..<Program.sourceCount).map { FuzzSource(index: $0) }
-    let signal = makeSignal(program.graph, sources: sources, queue: queue)
+    let budget = InnerBudget()
+    let signal = makeSignal(program.graph, sources: sources, queue: queue, budget: budget)
     // A log per subscription: an event of a disposed subscription already
     // running on the queue may still arrive after the next one started.
     let logs = Mutex<[Log]>([])
@@ -236,7 +247,7 @@ private func runConcurrently(_ program: Program) -> Finding? {
             for action in mine {
                 perform(action)
                 if sources.reduce(0, { $0 + $1.subscriptions }) > Program.maximumSubscriptions
-                    || delivered.count > Program.maximumConcurrentDeliveries
+                    || delivered.count > Program.maximumConcurrentDeliveries || budget.isSpent
                 {
                     break
                 }

@@ -79,8 +79,31 @@ final class FuzzSource: Sendable {
     }
 }
 
-/// `node` with SignalKit's operators.
-func makeSignal(_ node: Node, sources: [FuzzSource], queue: Queue) -> Signal<Int, FuzzError> {
+/// The inner signals one run's flattening nodes (`flatten`, `switchToLatest`,
+/// `queue`) may start. The caps of `run` are checked between actions and
+/// count what reaches the sources and the subscriptions; nested flattens of
+/// shared nodes multiply the subscriptions between them instead (each value
+/// of one adds an inner subscription to the next), and a single send could
+/// make millions of them: a 252-byte input of a 50 s run took over 2 GB.
+/// Each inner is counted when its node asks for it; once the budget is
+/// spent, a node gets a signal that never sends, and the run's schedule
+/// stops after the action (`isSpent`): SignalKit and the model have parted
+/// by then, so only the invariants that hold regardless are checked.
+final class InnerBudget: Sendable {
+    private let started = Atomic<Int>(0)
+
+    /// Whether a node asked for an inner beyond `Program.maximumInners`.
+    var isSpent: Bool { started.load(ordering: .relaxed) > Program.maximumInners }
+
+    /// `inner`, or, beyond the budget, a signal that never sends.
+    func admit(_ inner: Signal<Int, FuzzError>) -> Signal<Int, FuzzError> {
+        started.add(1, ordering: .relaxed).newValue > Program.maximumInners ? .never() : inner
+    }
+}
+
+/// `node` with SignalKit's operators; its flattening nodes start inners
+/// within `budget`.
+func makeSignal(_ node: Node, sources: [FuzzSource], queue: Queue, budget: InnerBudget) -> Signal<Int, FuzzError> {
     func make(_ node: Node) -> Signal<Int, FuzzError> {
         switch node {
         case .source(let index):
@@ -97,17 +120,17 @@ func makeSignal(_ node: Node, sources: [FuzzSource], queue: Queue) -> Signal<Int
             return make(a) |> merge(make(b))
         case .switchToLatest(let outer, let inners):
             let built = inners.map(make)
-            return make(outer) |> mapToSignal { built[innerIndex(for: $0, count: built.count)] }
+            return make(outer) |> mapToSignal { budget.admit(built[innerIndex(for: $0, count: built.count)]) }
         case .restartIfError(let upstream):
             return restartIfError(make(upstream)) |> mapError { (_: NoError) -> FuzzError in }
         case .deliverOn(let upstream):
             return make(upstream) |> deliverOn(queue)
         case .flatten(let outer, let inners):
             let built = inners.map(make)
-            return merge(make(outer) |> map { built[innerIndex(for: $0, count: built.count)] })
+            return merge(make(outer) |> map { budget.admit(built[innerIndex(for: $0, count: built.count)]) })
         case .queue(let outer, let inners):
             let built = inners.map(make)
-            return make(outer) |> mapToQueue { built[innerIndex(for: $0, count: built.count)] }
+            return make(outer) |> mapToQueue { budget.admit(built[innerIndex(for: $0, count: built.count)]) }
         case .then(let a, let b):
             return make(a) |> then(make(b))
         case .catchError(let a, let b):
