@@ -88,9 +88,6 @@ private func runSteps(_ program: Program) -> Finding? {
         return nil
     }
 
-    // Whether the inner budget ran out: SignalKit's last action was cut
-    // short, and the model did not take it.
-    var spent = false
     for action in program.actions {
         // SignalKit's step.
         switch action {
@@ -113,10 +110,9 @@ private func runSteps(_ program: Program) -> Finding? {
         case .complete(let source): sources[source].send(.completed)
         case .runQueue: scheduler.run()
         }
-        if budget.isSpent {
-            spent = true
-            break
-        }
+        // The budget ran out: SignalKit's step was cut short, the model
+        // does not take it.
+        if budget.isSpent { break }
         // The model's.
         switch action {
         case .start(let slot):
@@ -154,7 +150,9 @@ private func runSteps(_ program: Program) -> Finding? {
     }
     scheduler.run()
     model.runQueue()
-    if !spent, let finding = compare(after: "the end") { return finding }
+    // Spent here or by the end's queue run, the budget parted SignalKit
+    // from the model.
+    if !budget.isSpent, let finding = compare(after: "the end") { return finding }
     if let finding = sourceFinding(sources, program) { return finding }
     if !model.sourcesAreIdle {
         return Finding(rule: "the model ends every source subscription (a fuzzer bug)", details: "\(program)")

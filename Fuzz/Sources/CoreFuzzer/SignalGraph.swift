@@ -84,7 +84,7 @@ final class FuzzSource: Sendable {
 /// count what reaches the sources and the subscriptions; nested flattens of
 /// shared nodes multiply the subscriptions between them instead (each value
 /// of one adds an inner subscription to the next), and a single send could
-/// make millions of them: a 252-byte input of a 50 s run took over 2 GB.
+/// make millions of them: a 252-byte input of a 50 s run took over 1 GB.
 /// Each inner is counted when its node asks for it; once the budget is
 /// spent, a node gets a signal that never sends, and the run's schedule
 /// stops after the action (`isSpent`): SignalKit and the model have parted
